@@ -1,0 +1,162 @@
+"""The one artifact folder (`--out DIR`) that every stage reads from and writes to.
+
+Each stage writes only its own sub-paths and reads earlier stages' outputs through this class, so the
+layout lives in one place and the README's description of it can be checked against the code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ArtifactDir:
+    """Paths of the shared artifact folder.
+
+    Args:
+        root: the folder given as ``--out``; created on first write.
+    """
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
+
+    # crawl
+    @property
+    def tools(self) -> Path:
+        return self.root / "tools.parquet"
+
+    @property
+    def crawl_report(self) -> Path:
+        return self.root / "crawl_report.json"
+
+    @property
+    def cache(self) -> Path:
+        """HTTP cache and other resumable state of the live crawl and link probe."""
+        return self.root / "cache"
+
+    # syn
+    @property
+    def syn(self) -> Path:
+        return self.root / "syn"
+
+    @property
+    def syn_queries(self) -> Path:
+        return self.syn / "queries.parquet"
+
+    @property
+    def syn_positives(self) -> Path:
+        return self.syn / "positives.parquet"
+
+    @property
+    def syn_negatives(self) -> Path:
+        return self.syn / "negatives.parquet"
+
+    @property
+    def syn_stats(self) -> Path:
+        return self.syn / "stats.json"
+
+    # real
+    @property
+    def real(self) -> Path:
+        return self.root / "real"
+
+    @property
+    def real_decisions(self) -> Path:
+        return self.real / "decisions.parquet"
+
+    @property
+    def real_pairs(self) -> Path:
+        return self.real / "pairs.parquet"
+
+    @property
+    def real_stats(self) -> Path:
+        return self.real / "stats.json"
+
+    # review
+    @property
+    def review(self) -> Path:
+        return self.root / "review"
+
+    @property
+    def review_sample(self) -> Path:
+        return self.review / "sample.parquet"
+
+    @property
+    def review_labels(self) -> Path:
+        return self.review / "labels.jsonl"
+
+    @property
+    def review_report(self) -> Path:
+        return self.review / "report.json"
+
+    # train / evaluate / publish
+    @property
+    def model(self) -> Path:
+        return self.root / "model"
+
+    @property
+    def eval(self) -> Path:
+        return self.root / "eval"
+
+    @property
+    def dataset(self) -> Path:
+        return self.root / "dataset"
+
+    @property
+    def markers(self) -> Path:
+        """Completion markers: one JSON file per finished stage, holding its config fingerprint."""
+        return self.root / ".done"
+
+    def require(self, path: Path, produced_by: str) -> Path:
+        """Return ``path`` if it exists, else fail with a message naming the stage that makes it."""
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} is missing: run `ecoagent {produced_by} --out {self.root}` first"
+            )
+        return path
+
+    def mark_done(self, stage: str, fingerprint: str, stats: dict[str, Any] | None = None) -> None:
+        """Record that ``stage`` finished with the config whose fingerprint is given."""
+        write_json(self.markers / f"{stage}.json", {"fingerprint": fingerprint, "stats": stats or {}})
+
+    def is_done(self, stage: str, fingerprint: str) -> bool:
+        """True when ``stage`` already finished with exactly this config."""
+        path = self.markers / f"{stage}.json"
+        if not path.exists():
+            return False
+        try:
+            return json.loads(path.read_text())["fingerprint"] == fingerprint
+        except (ValueError, KeyError):
+            return False
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file + rename) so a killed run never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=2, sort_keys=True, default=str)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def write_parquet(frame: Any, path: Path) -> None:
+    """Write a polars frame atomically, with fixed settings so equal data gives identical bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    frame.write_parquet(tmp, compression="zstd", statistics=False)
+    os.replace(tmp, path)
+
+
+def fingerprint(obj: Any) -> str:
+    """A short stable hash of a JSON-able config, used to name outputs and detect stale artifacts."""
+    blob = json.dumps(obj, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]

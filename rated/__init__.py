@@ -1,0 +1,1 @@
+"""RATED: fine-tuned dual encoder + discounted LinUCB per tool + metadata prior."""

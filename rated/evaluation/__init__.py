@@ -1,0 +1,1 @@
+"""Evaluation: offline retrieval, failure-injection simulation, latency, sensitivity."""

@@ -1,0 +1,124 @@
+"""Small stand-ins for the real stages: they write each stage's outputs from its inputs and log every call.
+
+The flow tests point ``stage_targets`` here to exercise the graph, the cache and the artifacts in seconds;
+the real stages are run by the tests that import them once they exist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
+
+
+def _log(out: Path, stage: str, **extra: Any) -> None:
+    with (Path(out) / "calls.log").open("a") as fh:
+        fh.write(json.dumps({"stage": stage, "t": time.time(), **extra}) + "\n")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _delay() -> None:
+    time.sleep(float(os.environ.get("FAKE_STAGE_DELAY", "0")))
+
+
+def crawl(out: Path, profile: Any, mirror: str | None = None, live: bool = False,
+          probe_links: bool = False, platforms: list[str] | None = None) -> dict[str, Any]:
+    a = ArtifactDir(out)
+    _log(out, "crawl", platforms=platforms)
+    _write(a.tools, json.dumps({"platforms": platforms, "seed": profile.seed}))
+    write_json(a.crawl_report, {"tools": len(platforms or [1, 2, 3, 4])})
+    a.mark_done("crawl", fingerprint({"platforms": platforms}))
+    return {"tools": len(platforms or [1, 2, 3, 4]), "per_platform": {p: 1 for p in platforms or []}}
+
+
+def syn(out: Path, profile: Any, max_tools: int | None = None, split_by: str = "query") -> dict[str, Any]:
+    a = ArtifactDir(out)
+    _log(out, "syn", max_tools=max_tools)
+    _delay()
+    tools = a.tools.read_text()
+    for path in (a.syn_queries, a.syn_positives, a.syn_negatives):
+        _write(path, f"{tools}|{max_tools}")
+    write_json(a.syn_stats, {"queries": max_tools or 0})
+    return {"queries": max_tools or 0}
+
+
+def real(out: Path, profile: Any, mirror: str | None = None) -> dict[str, Any]:
+    a = ArtifactDir(out)
+    _log(out, "real")
+    _delay()
+    tools = a.tools.read_text()
+    for path in (a.real_decisions, a.real_pairs):
+        _write(path, tools)
+    write_json(a.real_stats, {"pairs": 3})
+    return {"pairs": 3}
+
+
+def real_fails(out: Path, profile: Any, mirror: str | None = None) -> dict[str, Any]:
+    _log(out, "real_fails")
+    raise ValueError("ToolBench queries are missing")
+
+
+_FLAKY_CALLS: dict[str, int] = {}
+
+
+def real_flaky(out: Path, profile: Any, mirror: str | None = None) -> dict[str, Any]:
+    """Fails with a dropped connection on the first call, as an LLM server restart would."""
+    _log(out, "real_flaky")
+    n = _FLAKY_CALLS[str(out)] = _FLAKY_CALLS.get(str(out), 0) + 1
+    if n == 1:
+        raise ConnectionError("LLM server closed the connection")
+    return real(out, profile, mirror)
+
+
+def review_sample(out: Path, profile: Any, n: int = 200) -> dict[str, Any]:
+    a = ArtifactDir(out)
+    _log(out, "review-sample", n=n)
+    _write(a.review_sample, a.real_decisions.read_text() + str(n))
+    return {"items": n}
+
+
+def train(out: Path, profile: Any) -> dict[str, Any]:
+    a = ArtifactDir(out)
+    _log(out, "train")
+    _write(a.model / "model.safetensors", a.syn_queries.read_text() + a.real_pairs.read_text())
+    return {"epochs": 1, "loss": 0.5}
+
+
+def evaluate(out: Path, profile: Any, seeds: int = 5) -> dict[str, Any]:
+    a = ArtifactDir(out)
+    _log(out, "evaluate", seeds=seeds)
+    write_json(a.eval / "report.json", {"recall@5": 0.9})
+    return {"recall@5": 0.9, "seeds": seeds}
+
+
+def publish(out: Path, profile: Any, repo_id: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+    a = ArtifactDir(out)
+    _log(out, "publish")
+    write_json(a.dataset / "manifest.json", {"files": 3})
+    return {"files": 3, "dataset": str(a.dataset)}
+
+
+TARGETS = {
+    "crawl": f"{__name__}:crawl",
+    "syn": f"{__name__}:syn",
+    "real": f"{__name__}:real",
+    "review-sample": f"{__name__}:review_sample",
+    "train": f"{__name__}:train",
+    "evaluate": f"{__name__}:evaluate",
+    "publish": f"{__name__}:publish",
+}
+
+
+def calls(out: Path) -> list[dict[str, Any]]:
+    path = Path(out) / "calls.log"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
