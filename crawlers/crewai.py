@@ -37,11 +37,15 @@ def tool_id(class_name: str) -> str:
 
 def _auth_from_env(env_vars: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     names = [str(e["name"]) for e in env_vars if isinstance(e, dict) and e.get("name")]
-    required = [str(e["name"]) for e in env_vars if isinstance(e, dict) and e.get("name") and e.get("required")]
+    required = [
+        str(e["name"]) for e in env_vars if isinstance(e, dict) and e.get("name") and e.get("required")
+    ]
     return names, required
 
 
-def _spec_record(entry: dict[str, Any], where: str, file_urls: dict[str, list[str]], module: str | None) -> ToolRecord:
+def _spec_record(
+    entry: dict[str, Any], where: str, file_urls: dict[str, list[str]], module: str | None
+) -> ToolRecord:
     names, required = _auth_from_env(entry.get("env_vars") or [])
     init = entry.get("init_params_schema") or {}
     init_props = init.get("properties") or {}
@@ -52,7 +56,11 @@ def _spec_record(entry: dict[str, Any], where: str, file_urls: dict[str, list[st
     endpoints = list(file_urls.get(module or "", []))
     for prop in init_props.values():
         default = prop.get("default") if isinstance(prop, dict) else None
-        if isinstance(default, str) and default.startswith(("http://", "https://")) and default not in endpoints:
+        if (
+            isinstance(default, str)
+            and default.startswith(("http://", "https://"))
+            and default not in endpoints
+        ):
             endpoints.insert(0, default)
     return ToolRecord(
         tool_id=tool_id(entry["name"]),
@@ -144,7 +152,9 @@ def crawl(source: Source, errors: CrawlErrors, urls: CrewAIUrls | None = None) -
     out = []
     for rec in tools.records():
         if not rec.description:
-            errors.add(PLATFORM, rec.sources[0], f"tool {rec.tool_id} has no description in any source; skipped")
+            errors.add(
+                PLATFORM, rec.sources[0], f"tool {rec.tool_id} has no description in any source; skipped"
+            )
             continue
         out.append(rec)
     return out
@@ -161,7 +171,12 @@ def _read_docs(
         errors.add(PLATFORM, root, "missing; docs pages skipped")
         return
     for category in categories:
-        for name in source.list(f"{root}/{category}"):
+        try:
+            names = source.list(f"{root}/{category}")
+        except SourceFileMissing as exc:
+            errors.add(PLATFORM, f"{root}/{category}", f"folder unreadable ({exc}); its pages skipped")
+            continue
+        for name in names:
             if not name.endswith(".mdx") or name == "overview.mdx":
                 continue
             path = f"{root}/{category}/{name}"
@@ -171,6 +186,8 @@ def _read_docs(
             except (FrontMatterError, UnicodeDecodeError) as exc:
                 errors.add(PLATFORM, where, str(exc))
                 continue
+            except SourceFileMissing:
+                continue  # listed but unreachable: the live source reports it
             stem = name[: -len(".mdx")]
             heading = first_heading(page.body) or ""
             class_name = by_lower.get(re.sub(r"[^a-z0-9]", "", heading.lower())) or by_lower.get(

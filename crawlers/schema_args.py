@@ -14,7 +14,11 @@ def schema_type(prop: dict[str, Any]) -> str | None:
         return "|".join(t) if isinstance(t, list) else str(t)
     variants = prop.get("anyOf") or prop.get("oneOf")
     if isinstance(variants, list):
-        names = [str(v.get("type") or v.get("$ref", "").rsplit("/", 1)[-1]) for v in variants if isinstance(v, dict)]
+        names = [
+            str(v.get("type") or v.get("$ref", "").rsplit("/", 1)[-1])
+            for v in variants
+            if isinstance(v, dict)
+        ]
         return "|".join(n for n in names if n) or None
     if "$ref" in prop:
         return str(prop["$ref"]).rsplit("/", 1)[-1]

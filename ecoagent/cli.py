@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ecoagent", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, target in COMMANDS.items():
+    for target in COMMANDS.values():
         module_name, func_name = target.split(":")
         try:
             module = importlib.import_module(module_name)

@@ -22,16 +22,19 @@ from prefect.context import TaskRunContext
 from prefect.futures import PrefectFuture
 from prefect.states import State
 
-from ecoagent.artifacts import fingerprint
+from ecoagent.artifacts import fingerprint, write_json
 from ecoagent.config import ModelConfig, Profile
 from ecoagent.summary import format_table
 from flows.fingerprints import code_fingerprint, path_fingerprint, paths_fingerprint
 from flows.params import BuildParams, validate_params
 from flows.stages import STAGES, call_stage, outputs_present, resolve_target
 
-__all__ = ["STAGE_TASKS", "build_ecoagent", "build_stages", "stage_cache_key", "summary_rows"]
+__all__ = ["SUMMARY_FILE", "STAGE_TASKS", "build_ecoagent", "build_stages", "stage_cache_key", "summary_rows"]
 
 log = logging.getLogger(__name__)
+
+# the last build's summary (per stage: status, wall time, stats), beside the cached task results
+SUMMARY_FILE = ".prefect/build-summary.json"
 
 # exception class names (anywhere in the MRO) worth a retry: network, LLM server, Hub
 _TRANSIENT = {
@@ -97,7 +100,7 @@ def run_stage(call: dict[str, Any]) -> dict[str, Any]:
     profile = _profile_from_dict(call["profile"])
     logger.info("stage %s: %s(out=%s)", call["stage"], call["target"], call["out"])
     start = time.perf_counter()
-    stats = call_stage(func, Path(call["out"]), profile, call["options"])
+    stats = call_stage(func, Path(call["out"]), profile, call["options"], force=call.get("force", False))
     wall = time.perf_counter() - start
     logger.info("stage %s finished in %.1f s", call["stage"], wall)
     return {
@@ -136,7 +139,9 @@ def _stats_table(stats: dict[str, Any]) -> list[dict[str, str]]:
                 walk(f"{prefix}.{key}" if prefix else str(key), value[key])
         else:
             text = json.dumps(value, default=str) if not isinstance(value, str) else value
-            rows.append({"stat": prefix or "value", "value": text if len(text) <= 200 else text[:197] + "..."})
+            rows.append(
+                {"stat": prefix or "value", "value": text if len(text) <= 200 else text[:197] + "..."}
+            )
 
     walk("", stats)
     return rows
@@ -144,10 +149,7 @@ def _stats_table(stats: dict[str, Any]) -> list[dict[str, str]]:
 
 def summary_rows(summary: dict[str, Any]) -> list[list[Any]]:
     """``stage | status | wall_s`` rows of a build's summary."""
-    return [
-        [stage, info["status"], info.get("wall_s", "")]
-        for stage, info in summary["stages"].items()
-    ]
+    return [[stage, info["status"], info.get("wall_s", "")] for stage, info in summary["stages"].items()]
 
 
 @flow(name="build-ecoagent-stages", log_prints=True)
@@ -172,6 +174,7 @@ def build_stages(params: dict[str, Any]) -> dict[str, Any]:
             "out": str(out),
             "profile": profile,
             "options": p.stage_options(name),
+            "force": p.force,
         }
         upstream = [futures[dep] for dep in spec.needs if dep in futures]
         futures[name] = stage_task.submit(call, wait_for=upstream)
@@ -250,8 +253,13 @@ def build_ecoagent(
     raw = {k: v for k, v in locals().items()}
     raw["stage_targets"] = stage_targets or {}
     p = validate_params(raw)
+    summary_path = Path(p.out) / SUMMARY_FILE
+    summary_path.unlink(missing_ok=True)
     runner = make_task_runner(p)
+    start = time.perf_counter()
     summary = build_stages.with_options(task_runner=runner)(p.model_dump(mode="json"))
+    summary["wall_s"] = round(time.perf_counter() - start, 3)
+    write_json(summary_path, summary)
     rows = summary_rows(summary)
     create_markdown_artifact(
         format_table(["stage", "status", "wall_s"], rows, title=f"build-ecoagent: {p.out}"),

@@ -133,13 +133,15 @@ class BuildParams(BaseModel):
         return list(self.stages) if self.stages else list(STAGE_NAMES)
 
     def resolved_profile(self) -> Profile:
-        """The profile with this build's overrides applied."""
+        """The profile with this build's overrides applied.
+
+        ``max_tools`` is passed to Syn as its option, not folded into the profile, so changing it
+        invalidates only Syn's cache (and what reads Syn's outputs).
+        """
         profile = get_profile(self.profile)
         changes: dict[str, Any] = {}
         if self.seed is not None:
             changes["seed"] = self.seed
-        if self.max_tools is not None:
-            changes["syn_max_tools"] = self.max_tools
         if self.llm_base_url is not None:
             changes["llm_base_url"] = self.llm_base_url
         return profile.replace(**changes) if changes else profile
@@ -261,9 +263,9 @@ def validate_params(params: dict[str, Any] | BuildParams, *, check_services: boo
 
     profile = p.resolved_profile()
     if check_services:
-        if profile.models.llm_backend != "embedded" and any(STAGES[s].uses_llm for s in selected):
-            if (why := _check_llm_server(profile.models.llm_base_url)) is not None:
-                problems.append(why)
+        uses_server = profile.models.llm_backend != "embedded" and any(STAGES[s].uses_llm for s in selected)
+        if uses_server and (why := _check_llm_server(profile.models.llm_base_url)) is not None:
+            problems.append(why)
         if p.task_runner == "dask" and p.dask_address and (why := _check_dask(p.dask_address)) is not None:
             problems.append(why)
         if p.task_runner == "dask":

@@ -68,7 +68,12 @@ STAGES: dict[str, StageSpec] = {
             "generators.pipeline:run",
             needs=("crawl",),
             reads=("tools.parquet",),
-            writes=("syn/queries.parquet", "syn/positives.parquet", "syn/negatives.parquet", "syn/stats.json"),
+            writes=(
+                "syn/queries.parquet",
+                "syn/positives.parquet",
+                "syn/negatives.parquet",
+                "syn/stats.json",
+            ),
             uses_llm=True,
             network=True,
         ),
@@ -92,8 +97,9 @@ STAGES: dict[str, StageSpec] = {
         StageSpec(
             "train",
             "rated.train:run",
-            needs=("crawl", "syn", "real"),
-            reads=("tools.parquet", "syn", "real/pairs.parquet"),
+            # the encoder trains on Syn only, so it can run beside Real
+            needs=("crawl", "syn"),
+            reads=("tools.parquet", "syn"),
             writes=("model",),
         ),
         StageSpec(
@@ -154,20 +160,32 @@ def resolve_target(target: str) -> Callable[..., dict[str, Any]]:
         raise ValueError(f"{module_name!r} has no function {func_name!r}") from None
 
 
-def call_stage(func: Callable[..., dict[str, Any]], out: Path, profile: Any, options: Mapping[str, Any]) -> Any:
-    """Call a stage with only the options its signature takes.
+def call_stage(
+    func: Callable[..., dict[str, Any]],
+    out: Path,
+    profile: Any,
+    options: Mapping[str, Any],
+    *,
+    force: bool = False,
+) -> Any:
+    """Call a stage with the options its signature takes.
 
-    An option left at ``None`` is dropped when the stage does not know it (the stage's own default
-    applies); a set option the stage cannot take is an error, never silently ignored.
+    An option left at ``None`` is not passed (the stage's own default applies); a set option the stage
+    cannot take is an error, never silently ignored. ``force`` reaches stages that skip finished work on
+    their own (``force`` parameter), so a forced build really redoes them.
     """
     params = inspect.signature(func).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     kwargs: dict[str, Any] = {}
     for key, value in options.items():
+        if value is None:
+            continue
         if takes_any or key in params:
             kwargs[key] = value
-        elif value is not None and value is not False:
+        elif value is not False:
             raise ValueError(f"stage function {func.__module__}.{func.__name__} takes no option {key!r}")
+    if force and "force" in params:
+        kwargs["force"] = True
     return func(out, profile, **kwargs)
 
 

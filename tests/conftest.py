@@ -49,3 +49,18 @@ def _no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
 def mirror() -> Path:
     """The real catalog snapshot (``../shared/catalogs``)."""
     return default_mirror()
+
+
+@pytest.fixture(scope="session")
+def crawled_out(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path:
+    """An artifact folder holding ``tools.parquet`` from the real crawl of the full snapshot (mirror mode).
+
+    No link probe; ``auth_configured`` is computed against an empty environment so the table does not
+    depend on which keys the test machine happens to have.
+    """
+    from crawlers.pipeline import run
+    from ecoagent.config import get_profile
+
+    out = tmp_path_factory.mktemp("crawled_out")
+    run(out, get_profile("embedded"), mirror=mirror, environ={})
+    return out

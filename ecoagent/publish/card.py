@@ -19,9 +19,16 @@ from ecoagent.artifacts import ArtifactDir
 from ecoagent.publish.configs import N8N_LICENSE_LINK, N8N_LICENSE_NAME, Config
 from ecoagent.summary import format_table
 
-__all__ = ["card_metadata", "render_card", "size_category"]
+__all__ = ["SUMMARY", "card_metadata", "render_card", "size_category"]
 
 PRETTY_NAME = "EcoAgent: reliability-aware tool retrieval"
+SUMMARY = (
+    "EcoAgent is a benchmark for **reliability-aware tool retrieval**: given a natural-language request, "
+    "retrieve the tool (from LangChain, CrewAI, LlamaIndex and n8n) that serves it, where tools carry "
+    "health signals (authentication, link status) and a metadata prior. It holds a crawled tool catalog, "
+    "synthetic queries (EcoAgent-Syn), validated real ToolBench queries (EcoAgent-Real), a manual check, "
+    "and BEIR/MTEB-style `corpus` / `queries` / `qrels` configs."
+)
 LICENSE_TEXT = {
     "mit": "MIT",
     "apache-2.0": "Apache-2.0 (ToolBench / StableToolBench queries)",
@@ -35,24 +42,77 @@ SOURCE_TEXT = {
     "toolbench": "ToolBench / StableToolBench queries (Apache-2.0)",
 }
 # words that mark a stats entry as a filter, a threshold or a removal count
-FILTER_WORDS = ("filter", "remov", "drop", "threshold", "dedup", "duplicate", "reject", "fail", "min_", "max_",
-                "cutoff", "kept", "skipped", "invalid", "missing", "error")
-MODEL_WORDS = ("model", "encoder", "llm", "provenance", "weights", "sha256", "prompt_version", "backend")
+FILTER_WORDS = (
+    "filter",
+    "remov",
+    "drop",
+    "threshold",
+    "dedup",
+    "duplicate",
+    "reject",
+    "fail",
+    "min_",
+    "max_",
+    "cutoff",
+    "kept",
+    "skipped",
+    "invalid",
+    "missing",
+    "error",
+    "after_",
+    "recalled",
+    "generated",
+    "yield",
+    "top_k",
+    "unique",
+    "in_files",
+)
+# entries that vary from run to run or describe the build machine, not the data: left out of the card
+SKIP_WORDS = ("timing", "grid", "lines", "cosine_all", "cosine_top1", "score.", "_s.", "fingerprint")
+MODEL_WORDS = ("model", "encoder", "llm", "sbert", "provenance", "sha256", "prompt_version", "backend")
+
+
+class _Dumper(yaml.SafeDumper):
+    """A YAML dumper without anchors/aliases (the Hub's YAML parser and readers prefer plain YAML)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def size_category(n: int) -> str:
     """The Hub's size category for ``n`` examples."""
-    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-              (10_000_000, "1M<n<10M")]
+    bounds = [
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+    ]
     for bound, label in bounds:
         if n < bound:
             return label
     return "10M<n<100M"
 
 
-def card_metadata(configs: Mapping[str, Config]) -> dict[str, Any]:
-    """The card's YAML header: configs with data_files, licenses, task and size categories."""
+def card_metadata(configs: Mapping[str, Config], sizes: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The card's YAML header: configs with data_files, licenses, task and size categories.
+
+    When ``qrels`` exists it is also declared as the config ``default`` (same files), so MTEB-style
+    loaders that read judgements from the default config work unchanged; otherwise ``tools`` is
+    marked ``default: true``.
+
+    Args:
+        configs: the dataset's configs.
+        sizes: bytes of each data file (relative path). When given, ``dataset_info`` records each split's
+            rows and bytes: the Hub shows them, ``load_dataset`` checks the row counts, and a rebuilt
+            folder gets a new cache key (datasets hashes a local folder's YAML, not its files' mtimes).
+    """
     licenses = sorted({lic for c in configs.values() for lic in c.licenses})
+    named = list(configs.items())
+    if "qrels" in configs:
+        # MTEB reads relevance judgements from the config named `default` (the MTEB/BEIR repos' layout):
+        # an alias of `qrels` over the same files
+        named.append(("default", configs["qrels"]))
     meta: dict[str, Any] = {
         "pretty_name": PRETTY_NAME,
         "language": ["en"],
@@ -61,22 +121,36 @@ def card_metadata(configs: Mapping[str, Config]) -> dict[str, Any]:
     if "other" in licenses:
         meta["license_name"] = N8N_LICENSE_NAME
         meta["license_link"] = N8N_LICENSE_LINK
-    meta.update({
-        "task_categories": ["text-retrieval"],
-        "task_ids": ["document-retrieval"],
-        "size_categories": [size_category(max(c.rows for c in configs.values()))],
-        "tags": ["tool-retrieval", "agents", "beir", "mteb", "reliability"],
-        "configs": [
+    meta.update(
+        {
+            "task_categories": ["text-retrieval"],
+            "task_ids": ["document-retrieval"],
+            "size_categories": [size_category(max(c.rows for c in configs.values()))],
+            "tags": ["tool-retrieval", "agents", "beir", "mteb", "reliability"],
+            "configs": [
+                {
+                    "config_name": name,
+                    "data_files": [{"split": s, "path": c.data_file(s)} for s in c.splits],
+                    **({"default": True} if name == "tools" and "qrels" not in configs else {}),
+                }
+                for name, c in named
+            ],
+            # per-config licenses (the Hub has one `license` list per repo; this keeps which applies where)
+            "config_licenses": {name: c.licenses for name, c in named},
+        }
+    )
+    if sizes is not None:
+        meta["dataset_info"] = [
             {
-                "config_name": c.name,
-                "data_files": [{"split": s, "path": c.data_file(s)} for s in c.splits],
-                **({"default": True} if c.name == "tools" else {}),
+                "config_name": name,
+                "splits": [
+                    {"name": s, "num_bytes": sizes[c.data_file(s)], "num_examples": f.height}
+                    for s, f in c.splits.items()
+                ],
+                "download_size": sum(sizes[c.data_file(s)] for s in c.splits),
             }
-            for c in configs.values()
-        ],
-        # per-config licenses (the Hub has one `license` list per repo; this keeps which applies where)
-        "config_licenses": {c.name: c.licenses for c in configs.values()},
-    })
+            for name, c in named
+        ]
     return meta
 
 
@@ -108,6 +182,39 @@ def _flatten(data: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
         yield prefix, data
 
 
+def _public(flat: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Drop run-specific entries (timings, grids, raw error lines) and local absolute paths."""
+    out = []
+    for key, value in flat:
+        low = key.lower()
+        if any(w in low for w in SKIP_WORDS):
+            continue
+        if isinstance(value, str) and value.startswith(("/", "~")):
+            continue
+        out.append((key, value))
+    return out
+
+
+def _derived_removals(stage: str, data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Removals implied by consecutive counts (e.g. Real: recalled -> after recall -> after validation)."""
+    pairs = data.get("pairs")
+    if stage != "real" or not isinstance(pairs, Mapping):
+        return []
+    out: list[tuple[str, Any]] = []
+    recalled, after_recall, kept = (pairs.get(k) for k in ("recalled", "after_recall", "after_validation"))
+    recall_t = (
+        (data.get("recall") or {}).get("threshold") if isinstance(data.get("recall"), Mapping) else None
+    )
+    valid_t = (
+        (data.get("validator") or {}).get("threshold") if isinstance(data.get("validator"), Mapping) else None
+    )
+    if isinstance(recalled, int) and isinstance(after_recall, int):
+        out.append((f"removed by the recall threshold (cosine >= {recall_t})", recalled - after_recall))
+    if isinstance(after_recall, int) and isinstance(kept, int):
+        out.append((f"removed by the validator (score >= {valid_t})", after_recall - kept))
+    return out
+
+
 def _cell(value: Any) -> str:
     text = "null" if value is None else str(value)
     return text.replace("|", "\\|").replace("\n", " ")[:200]
@@ -137,10 +244,15 @@ def _model_rows(name: str, frame: pl.DataFrame) -> list[tuple[str, str, int]]:
     return rows
 
 
-def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping[str, str]) -> str:
-    """The full README.md: YAML header and the datasheet body."""
-    meta = card_metadata(configs)
-    header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+def render_card(
+    art: ArtifactDir,
+    configs: Mapping[str, Config],
+    absent: Mapping[str, str],
+    sizes: Mapping[str, int] | None = None,
+) -> str:
+    """The full README.md: YAML header and the datasheet body (``sizes``: see ``card_metadata``)."""
+    meta = card_metadata(configs, sizes)
+    header = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
     stats = {
         "crawl": _load_json(art.crawl_report),
         "syn": _load_json(art.syn_stats),
@@ -149,13 +261,7 @@ def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping
     }
     tools = configs["tools"].splits["train"]
     out: list[str] = [f"---\n{header}---\n", f"# {PRETTY_NAME}\n"]
-    out.append(
-        "EcoAgent is a benchmark for **reliability-aware tool retrieval**: given a natural-language request, "
-        "retrieve the tool (from LangChain, CrewAI, LlamaIndex and n8n) that serves it, where tools carry "
-        "health signals (authentication, link status) and a metadata prior. It holds a crawled tool catalog, "
-        "synthetic queries (EcoAgent-Syn), validated real ToolBench queries (EcoAgent-Real), a manual check, "
-        "and BEIR/MTEB-style `corpus` / `queries` / `qrels` configs.\n"
-    )
+    out.append(SUMMARY + "\n")
 
     # configs
     out.append("## Configs\n")
@@ -178,11 +284,12 @@ def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping
     out.append("## How to load\n")
     out.append(
         "```python\nfrom datasets import load_dataset\n\n"
-        "tools = load_dataset(\"ORG/NAME\", \"tools\", split=\"train\")       # or a local folder path\n"
-        "syn = load_dataset(\"ORG/NAME\", \"syn\")                          # train / validation / test\n"
-        "corpus = load_dataset(\"ORG/NAME\", \"corpus\", split=\"corpus\")\n"
-        "queries = load_dataset(\"ORG/NAME\", \"queries\", split=\"queries\")\n"
-        "qrels = load_dataset(\"ORG/NAME\", \"qrels\", split=\"test\")      # also syn_test, real_test\n```\n"
+        'tools = load_dataset("ORG/NAME", "tools", split="train")       # or a local folder path\n'
+        'syn = load_dataset("ORG/NAME", "syn")                          # train / validation / test\n'
+        'corpus = load_dataset("ORG/NAME", "corpus", split="corpus")\n'
+        'queries = load_dataset("ORG/NAME", "queries", split="queries")\n'
+        'qrels = load_dataset("ORG/NAME", "qrels", split="test")      # also syn_test, real_test\n```\n'
+        "`default` is an alias of `qrels` (the MTEB layout: `corpus`, `queries`, judgements in `default`). "
         "Single-table configs (`tools`, `real_decisions`, `manual_check`) have one split, `train`. "
         "Queries' `_id`s are prefixed with their source (`syn:` / `real:`); `qrels` has one split per "
         "benchmark split (both sources) plus `syn_test` and `real_test`.\n"
@@ -230,15 +337,24 @@ def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping
     out.append("")
 
     out.append("## Filters and what they removed\n")
-    out.append("Read from the stages' own reports (`crawl_report.json`, `syn/stats.json`, `real/stats.json`).\n")
-    for stage, file in (("crawl", "crawl_report.json"), ("syn", "syn/stats.json"), ("real", "real/stats.json")):
+    out.append(
+        "Read from the stages' own reports (`crawl_report.json`, `syn/stats.json`, `real/stats.json`).\n"
+    )
+    for stage, file in (
+        ("crawl", "crawl_report.json"),
+        ("syn", "syn/stats.json"),
+        ("real", "real/stats.json"),
+    ):
         data = stats[stage]
         out.append(f"### {stage} (`{file}`)\n")
         if data is None:
             out.append("_not present in this build_\n")
             continue
-        flat = list(_flatten(data))
+        flat = _public(_flatten(data))
         filters = [(k, v) for k, v in flat if any(w in k.lower() for w in FILTER_WORDS)]
+        derived = _derived_removals(stage, data)
+        if derived:
+            out.append(format_table(["filter", "removed"], derived) + "\n")
         out.append(_kv_table(filters) + "\n")
         out.append(f"<details><summary>all {len(flat)} entries of {file}</summary>\n")
         out.append(_kv_table(flat) + "\n")
@@ -248,7 +364,9 @@ def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping
     model_rows: list[tuple[str, str, int]] = []
     for name in ("syn", "real_decisions"):
         if name in configs:
-            model_rows += _model_rows(name, pl.concat(list(configs[name].splits.values()), how="diagonal_relaxed"))
+            model_rows += _model_rows(
+                name, pl.concat(list(configs[name].splits.values()), how="diagonal_relaxed")
+            )
     if model_rows:
         out.append("From the rows' model columns:\n")
         out.append(format_table(["config", "model", "rows"], model_rows) + "\n")
@@ -256,7 +374,7 @@ def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping
         data = stats[stage]
         if data is None:
             continue
-        prov = [(k, v) for k, v in _flatten(data) if any(w in k.lower() for w in MODEL_WORDS)]
+        prov = [(k, v) for k, v in _public(_flatten(data)) if any(w in k.lower() for w in MODEL_WORDS)]
         if prov:
             out.append(f"From {stage} stats:\n")
             out.append(_kv_table(prov) + "\n")
@@ -265,7 +383,7 @@ def render_card(art: ArtifactDir, configs: Mapping[str, Config], absent: Mapping
 
     out.append("## Manual check\n")
     if stats["review"] is not None:
-        out.append(_kv_table(_flatten(stats["review"])) + "\n")
+        out.append(_kv_table(_public(_flatten(stats["review"]))) + "\n")
     elif "manual_check" in configs:
         out.append("The sample is included; no agreement report (`review/report.json`) was present.\n")
     else:

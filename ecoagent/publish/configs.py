@@ -25,7 +25,13 @@ __all__ = [
 ]
 
 # the split names of the artifact tables -> the Hub's canonical names
-SPLIT_NAMES = {"train": "train", "val": "validation", "validation": "validation", "dev": "validation", "test": "test"}
+SPLIT_NAMES = {
+    "train": "train",
+    "val": "validation",
+    "validation": "validation",
+    "dev": "validation",
+    "test": "test",
+}
 SPLIT_ORDER = ("train", "validation", "test", "syn_test", "real_test", "corpus", "queries")
 
 # the order configs appear in the card (and the YAML `configs` list)
@@ -94,7 +100,12 @@ def _normalize_split(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _by_split(frame: pl.DataFrame, sort_by: list[str]) -> dict[str, pl.DataFrame]:
-    """Split a frame on its `split` column (dropped), each part sorted; empty parts are left out."""
+    """Split a frame on its `split` column (dropped), each part sorted; empty parts are left out.
+
+    A table without a `split` column is one `train` split.
+    """
+    if "split" not in frame.columns:
+        return {"train": frame.sort(sort_by, nulls_last=True, maintain_order=True)} if frame.height else {}
     frame = _normalize_split(frame)
     out: dict[str, pl.DataFrame] = {}
     names = sorted(frame["split"].unique().to_list(), key=_split_key)
@@ -135,7 +146,11 @@ def read_labels(path: Path) -> pl.DataFrame | None:
     if not latest:
         return None
     rows = [
-        {"item_id": k, "label": v.get("label"), "labeled_at": None if v.get("labeled_at") is None else str(v["labeled_at"])}
+        {
+            "item_id": k,
+            "label": v.get("label"),
+            "labeled_at": None if v.get("labeled_at") is None else str(v["labeled_at"]),
+        }
         for k, v in sorted(latest.items())
     ]
     return pl.DataFrame(rows, schema={"item_id": pl.String, "label": pl.String, "labeled_at": pl.String})
@@ -167,8 +182,9 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
     configs: dict[str, Config] = {}
     absent: dict[str, str] = {}
     tool_platforms = set(tools["platform"].unique().to_list())
-    configs["tools"] = Config("tools", {"train": tools}, _licenses(tool_platforms), DESCRIPTIONS["tools"],
-                              sorted(tool_platforms))
+    configs["tools"] = Config(
+        "tools", {"train": tools}, _licenses(tool_platforms), DESCRIPTIONS["tools"], sorted(tool_platforms)
+    )
 
     # --- syn -------------------------------------------------------------------------------------------
     queries = _read(art.syn_queries)
@@ -186,8 +202,9 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
                 base = base.join(meta, on="query_id", how="left")
         syn = base
         src = platforms(syn)
-        configs["syn"] = Config("syn", _by_split(syn, ["query_id", "tool_id"]), _licenses(src),
-                                DESCRIPTIONS["syn"], sorted(src))
+        configs["syn"] = Config(
+            "syn", _by_split(syn, ["query_id", "tool_id"]), _licenses(src), DESCRIPTIONS["syn"], sorted(src)
+        )
     else:
         absent["syn"] = "syn/positives.parquet"
     negatives = _read(art.syn_negatives)
@@ -195,8 +212,12 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
         negatives = _str_ids(negatives, "query_id")
         src = platforms(negatives, columns=("tool_id", "positive_tool_id"))
         configs["syn_negatives"] = Config(
-            "syn_negatives", _by_split(negatives, ["query_id", "positive_tool_id", "kind", "tool_id"]),
-            _licenses(src), DESCRIPTIONS["syn_negatives"], sorted(src))
+            "syn_negatives",
+            _by_split(negatives, ["query_id", "positive_tool_id", "kind", "tool_id"]),
+            _licenses(src),
+            DESCRIPTIONS["syn_negatives"],
+            sorted(src),
+        )
     else:
         absent["syn_negatives"] = "syn/negatives.parquet"
 
@@ -205,8 +226,13 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
     if pairs is not None:
         pairs = _str_ids(pairs, "query_id")
         src = platforms(pairs)
-        configs["real"] = Config("real", _by_split(pairs, ["query_id", "tool_id"]),
-                                 _licenses(src, toolbench=True), DESCRIPTIONS["real"], sorted(src | {"toolbench"}))
+        configs["real"] = Config(
+            "real",
+            _by_split(pairs, ["query_id", "tool_id"]),
+            _licenses(src, toolbench=True),
+            DESCRIPTIONS["real"],
+            sorted(src | {"toolbench"}),
+        )
     else:
         absent["real"] = "real/pairs.parquet"
     decisions = _read(art.real_decisions)
@@ -215,8 +241,12 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
         sort = [c for c in ("query_id", "rank", "tool_id") if c in decisions.columns]
         src = platforms(decisions)
         configs["real_decisions"] = Config(
-            "real_decisions", {"train": decisions.sort(sort, nulls_last=True, maintain_order=True)},
-            _licenses(src, toolbench=True), DESCRIPTIONS["real_decisions"], sorted(src | {"toolbench"}))
+            "real_decisions",
+            {"train": decisions.sort(sort, nulls_last=True, maintain_order=True)},
+            _licenses(src, toolbench=True),
+            DESCRIPTIONS["real_decisions"],
+            sorted(src | {"toolbench"}),
+        )
     else:
         absent["real_decisions"] = "real/decisions.parquet"
 
@@ -230,8 +260,13 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
         sample = sample.drop([c for c in ("label", "labeled_at") if c in sample.columns])
         sample = sample.join(labels, on="item_id", how="left").sort("item_id")
         src = platforms(sample)
-        configs["manual_check"] = Config("manual_check", {"train": sample}, _licenses(src, toolbench=True),
-                                         DESCRIPTIONS["manual_check"], sorted(src | {"toolbench"}))
+        configs["manual_check"] = Config(
+            "manual_check",
+            {"train": sample},
+            _licenses(src, toolbench=True),
+            DESCRIPTIONS["manual_check"],
+            sorted(src | {"toolbench"}),
+        )
     else:
         absent["manual_check"] = "review/sample.parquet"
 
@@ -239,40 +274,66 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
     corpus = tools.select(
         pl.col("tool_id").alias("_id"), pl.col("name").alias("title"), pl.col("description").alias("text")
     )
-    configs["corpus"] = Config("corpus", {"corpus": corpus}, configs["tools"].licenses, DESCRIPTIONS["corpus"],
-                               configs["tools"].sources)
+    configs["corpus"] = Config(
+        "corpus",
+        {"corpus": corpus},
+        configs["tools"].licenses,
+        DESCRIPTIONS["corpus"],
+        configs["tools"].sources,
+    )
 
     judged: list[pl.DataFrame] = []
     if syn is not None:
-        judged.append(_normalize_split(syn).select(
-            pl.lit("syn"), pl.col("query_id"), pl.col("query"), pl.col("tool_id"), pl.col("split")))
+        judged.append(
+            _normalize_split(syn).select(
+                pl.lit("syn"), pl.col("query_id"), pl.col("query"), pl.col("tool_id"), pl.col("split")
+            )
+        )
     if pairs is not None:
-        judged.append(_normalize_split(pairs).select(
-            pl.lit("real"), pl.col("query_id"), pl.col("query"), pl.col("tool_id"), pl.col("split")))
+        judged.append(
+            _normalize_split(pairs).select(
+                pl.lit("real"), pl.col("query_id"), pl.col("query"), pl.col("tool_id"), pl.col("split")
+            )
+        )
     if judged:
         frames = [
             j.rename({j.columns[0]: "source"}).with_columns(pl.col(c).cast(pl.String) for c in j.columns[1:])
             for j in judged
         ]
         both = pl.concat(frames).with_columns((pl.col("source") + ":" + pl.col("query_id")).alias("_id"))
-        qs = both.select("_id", pl.col("query").alias("text")).unique("_id", keep="first", maintain_order=True)
-        configs["queries"] = Config("queries", {"queries": qs.sort("_id")}, _licenses(
-            platforms(syn, pairs), toolbench=pairs is not None), DESCRIPTIONS["queries"],
-            sorted(platforms(syn, pairs) | ({"toolbench"} if pairs is not None else set())))
+        qs = both.select("_id", pl.col("query").alias("text")).unique(
+            "_id", keep="first", maintain_order=True
+        )
+        configs["queries"] = Config(
+            "queries",
+            {"queries": qs.sort("_id")},
+            _licenses(platforms(syn, pairs), toolbench=pairs is not None),
+            DESCRIPTIONS["queries"],
+            sorted(platforms(syn, pairs) | ({"toolbench"} if pairs is not None else set())),
+        )
         qrels = both.select(
-            pl.col("_id").alias("query-id"), pl.col("tool_id").alias("corpus-id"),
-            pl.lit(1, dtype=pl.Int64).alias("score"), "split", "source",
+            pl.col("_id").alias("query-id"),
+            pl.col("tool_id").alias("corpus-id"),
+            pl.lit(1, dtype=pl.Int64).alias("score"),
+            "split",
+            "source",
         ).unique(["query-id", "corpus-id"], keep="first", maintain_order=True)
         splits = _by_split(qrels.drop("source"), ["query-id", "corpus-id"])
         for source in ("syn", "real"):
             test = qrels.filter((pl.col("source") == source) & (pl.col("split") == "test"))
             if test.height:
                 splits[f"{source}_test"] = test.select("query-id", "corpus-id", "score").sort(
-                    ["query-id", "corpus-id"])
-        configs["qrels"] = Config("qrels", splits, configs["queries"].licenses, DESCRIPTIONS["qrels"],
-                                  configs["queries"].sources)
+                    ["query-id", "corpus-id"]
+                )
+        configs["qrels"] = Config(
+            "qrels", splits, configs["queries"].licenses, DESCRIPTIONS["qrels"], configs["queries"].sources
+        )
     else:
         absent["queries"] = absent["qrels"] = "syn/positives.parquet and real/pairs.parquet"
 
+    for name in [n for n, c in configs.items() if not c.splits or c.rows == 0]:
+        if name != "tools":  # an empty table has nothing to load: report it instead of an empty config
+            del configs[name]
+            absent[name] = "no rows in its input"
     ordered = {name: configs[name] for name in CONFIG_ORDER if name in configs}
     return ordered, {name: absent[name] for name in CONFIG_ORDER if name in absent}

@@ -34,6 +34,7 @@ CONTEXT: dict[str, Any] = {
     "data": {"@id": "cr:data", "@type": "@json"},
     "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
     "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
     "examples": {"@id": "cr:examples", "@type": "@json"},
     "extract": "cr:extract",
     "field": "cr:field",
@@ -53,6 +54,7 @@ CONTEXT: dict[str, Any] = {
     "regex": "cr:regex",
     "repeated": "cr:repeated",
     "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
     "sc": "https://schema.org/",
     "separator": "cr:separator",
     "source": "cr:source",
@@ -108,24 +110,28 @@ def croissant(
         for split, frame in c.splits.items():
             path = c.data_file(split)
             file_id = path
-            distribution.append({
-                "@type": "cr:FileObject",
-                "@id": file_id,
-                "name": file_id,
-                "description": f"config {c.name}, split {split}",
-                "contentUrl": path,
-                "encodingFormat": "application/x-parquet",
-                "sha256": sha256[path],
-            })
+            distribution.append(
+                {
+                    "@type": "cr:FileObject",
+                    "@id": file_id,
+                    "name": file_id,
+                    "description": f"config {c.name}, split {split}",
+                    "contentUrl": path,
+                    "encodingFormat": "application/x-parquet",
+                    "sha256": sha256[path],
+                }
+            )
             rs_id = c.name if len(c.splits) == 1 else f"{c.name}_{split}"
             fields = [f for n, dt in frame.schema.items() if (f := _field(rs_id, file_id, n, dt)) is not None]
-            record_sets.append({
-                "@type": "cr:RecordSet",
-                "@id": rs_id,
-                "name": rs_id,
-                "description": f"{c.description} Split: {split}.",
-                "field": fields,
-            })
+            record_sets.append(
+                {
+                    "@type": "cr:RecordSet",
+                    "@id": rs_id,
+                    "name": rs_id,
+                    "description": f"{c.description} Split: {split}.",
+                    "field": fields,
+                }
+            )
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",

@@ -18,8 +18,11 @@ MANIFEST = "manifest.json"
 def dataset_files(folder: Path) -> list[Path]:
     """Every file of the dataset folder except the manifest and hidden temp files, sorted by path."""
     return sorted(
-        p for p in folder.rglob("*")
-        if p.is_file() and p.name != MANIFEST and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.name != MANIFEST
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
 
 
@@ -29,4 +32,8 @@ def build_manifest(folder: Path, fingerprint: str) -> dict[str, Any]:
         p.relative_to(folder).as_posix(): {"sha256": file_sha256(p), "bytes": p.stat().st_size}
         for p in dataset_files(folder)
     }
-    return {"fingerprint": fingerprint, "files": files, "total_bytes": sum(f["bytes"] for f in files.values())}
+    return {
+        "fingerprint": fingerprint,
+        "files": files,
+        "total_bytes": sum(f["bytes"] for f in files.values()),
+    }

@@ -29,8 +29,14 @@ def _delay() -> None:
     time.sleep(float(os.environ.get("FAKE_STAGE_DELAY", "0")))
 
 
-def crawl(out: Path, profile: Any, mirror: str | None = None, live: bool = False,
-          probe_links: bool = False, platforms: list[str] | None = None) -> dict[str, Any]:
+def crawl(
+    out: Path,
+    profile: Any,
+    mirror: str | None = None,
+    live: bool = False,
+    probe_links: bool = False,
+    platforms: list[str] | None = None,
+) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "crawl", platforms=platforms)
     _write(a.tools, json.dumps({"platforms": platforms, "seed": profile.seed}))

@@ -1,0 +1,36 @@
+"""Build the configured LLM client: the one place that maps a ``ModelConfig`` to a backend."""
+
+from __future__ import annotations
+
+import os
+
+from ecoagent.config import ModelConfig
+from ecoagent.llm.base import LLMClient
+
+
+def make_llm(models: ModelConfig, **options: object) -> LLMClient:
+    """The LLM client of ``models.llm_backend`` for ``models.llm``.
+
+    Args:
+        models: the profile's model config (``profile.models``).
+        **options: backend options (embedded: ``batch_size``, ``threads``; openai: ``concurrency``,
+            ``timeout``, ``max_retries``, ``api_key``).
+
+    Raises:
+        ValueError: an unknown backend, or the openai backend without a base URL.
+    """
+    if models.llm_backend == "embedded":
+        from ecoagent.llm.embedded import EmbeddedLLM
+
+        return EmbeddedLLM(models.llm, **options)  # type: ignore[arg-type]
+    if models.llm_backend == "openai":
+        from ecoagent.llm.openai_client import OpenAILLM
+
+        base_url = models.llm_base_url or os.environ.get("ECOAGENT_LLM_BASE_URL")
+        if not base_url:
+            raise ValueError(
+                "llm_backend 'openai' needs llm_base_url (e.g. http://127.0.0.1:8000/v1) "
+                "or $ECOAGENT_LLM_BASE_URL"
+            )
+        return OpenAILLM(models.llm, base_url=base_url, **options)  # type: ignore[arg-type]
+    raise ValueError(f"unknown llm_backend {models.llm_backend!r}; choose 'embedded' or 'openai'")

@@ -1,0 +1,160 @@
+"""`ecoagent build`: run the Prefect flow build-ecoagent directly (ephemeral Prefect), or serve it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ecoagent.cli import add_common
+
+STAGE_LIST = "crawl,syn,real,review-sample,train,evaluate,publish"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "build",
+        help="build the whole benchmark (the Prefect flow build-ecoagent)",
+        description="Run every stage (or --stages) as the Prefect flow build-ecoagent; cached stages are reused.",
+    )
+    add_common(parser)
+    parser.add_argument(
+        "--stages",
+        default=None,
+        help=f"comma-separated subset of {STAGE_LIST} (default: all); missing inputs must already be in --out",
+    )
+    parser.add_argument("--max-tools", type=int, default=None, help="Syn: generate for at most N tools")
+    parser.add_argument(
+        "--llm-url", dest="llm_base_url", default=None, help="OpenAI-compatible LLM server (paper profile)"
+    )
+    parser.add_argument(
+        "--mirror", default=None, help="catalog snapshot folder (default: ../shared/catalogs)"
+    )
+    parser.add_argument("--live", action="store_true", help="crawl the live sites instead of the snapshot")
+    parser.add_argument(
+        "--probe-links", action="store_true", help="probe documentation links during the crawl"
+    )
+    parser.add_argument("--platforms", default=None, help="crawl only these platforms (comma-separated)")
+    parser.add_argument("--review-n", type=int, default=200, help="size of the manual-check sample")
+    parser.add_argument("--eval-seeds", type=int, default=None, help="seeds of the evaluation's simulation")
+    parser.add_argument("--repo-id", default=None, help="also push the dataset to this Hub repo")
+    parser.add_argument(
+        "--task-runner",
+        choices=["local", "dask"],
+        default="local",
+        help="local threads (default) or prefect-dask's DaskTaskRunner",
+    )
+    parser.add_argument("--dask-address", default=None, help="scheduler address, e.g. tcp://10.0.0.5:8786")
+    parser.add_argument(
+        "--max-workers", type=int, default=2, help="parallel stages (local threads / dask workers)"
+    )
+    parser.add_argument(
+        "--force",
+        "--no-cache",
+        dest="force",
+        action="store_true",
+        help="ignore cached results and rerun every selected stage",
+    )
+    parser.add_argument(
+        "--stage-target",
+        action="append",
+        default=[],
+        metavar="STAGE=MODULE:FUNC",
+        help=argparse.SUPPRESS,  # replace a stage's function (experiments, tests)
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the deployment build-ecoagent/build-ecoagent (with --out/--profile as its defaults) instead",
+    )
+    parser.set_defaults(func=_run)
+
+
+def _split(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def params_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The flow's parameters from the command line (the flow's own names)."""
+    return {
+        "out": args.out,
+        "profile": args.profile,
+        "seed": args.seed,
+        "stages": _split(args.stages),
+        "max_tools": args.max_tools,
+        "llm_base_url": args.llm_base_url,
+        "mirror": args.mirror,
+        "live": args.live,
+        "probe_links": args.probe_links,
+        "platforms": _split(args.platforms),
+        "review_n": args.review_n,
+        "eval_seeds": args.eval_seeds,
+        "repo_id": args.repo_id,
+        "task_runner": args.task_runner,
+        "dask_address": args.dask_address,
+        "max_workers": args.max_workers,
+        "force": args.force,
+        "stage_targets": dict(_pair(item) for item in args.stage_target),
+    }
+
+
+def _pair(item: str) -> tuple[str, str]:
+    stage, sep, target = item.partition("=")
+    if not sep:
+        raise ValueError(f"--stage-target {item!r} must look like STAGE=module:function")
+    return stage, target
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """Each stage's stats table, then one line per stage (status and wall time)."""
+    from ecoagent.summary import print_table
+    from flows.build import _stats_table
+
+    for stage, info in summary["stages"].items():
+        if "stats" in info:
+            rows = [[r["stat"], r["value"]] for r in _stats_table(info["stats"])]
+            if len(rows) > 30:
+                rows = rows[:30] + [["...", f"{len(rows) - 30} more in the Prefect artifact {stage}-stats"]]
+            print_table(["stat", "value"], rows, title=f"{stage}: {info['status']} ({info['wall_s']:.1f} s)")
+            print()
+    rows = [
+        [
+            stage,
+            info["status"],
+            f"{info['wall_s']:.1f}" if "wall_s" in info else "",
+            info.get("error", "")[:80],
+        ]
+        for stage, info in summary["stages"].items()
+    ]
+    print_table(["stage", "status", "wall_s", "error"], rows, title=f"build-ecoagent: {summary['out']}")
+
+
+def _run(args: argparse.Namespace) -> int:
+    # the ephemeral Prefect server needs longer than its default to start on 2 busy cores
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    from flows.params import validate_params
+
+    params = params_from_args(args)
+    checked = validate_params(params)  # fails here, before Prefect starts, with every problem listed
+    if args.serve:
+        from flows.serve import serve
+
+        serve(parameters={"out": str(checked.out), "profile": checked.profile})
+        return 0
+
+    from flows.build import SUMMARY_FILE, build_ecoagent
+
+    params["out"] = str(checked.out)
+    state = build_ecoagent(**params, return_state=True)
+    summary_path = Path(checked.out) / SUMMARY_FILE
+    if summary_path.exists():
+        print_summary(json.loads(summary_path.read_text()))
+    if not state.is_completed():
+        print(f"ecoagent build: error: {state.message}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,272 @@
+"""The reliability module: one discounted, diagonal LinUCB per tool, started from the metadata prior.
+
+Each tool keeps a ridge estimate of how well it serves a query context. Only the chosen tool learns
+from a step's feedback, old evidence fades by ``gamma`` per update (so a tool that recovers can win
+again), and the diagonal approximation keeps scoring and updating at O(d) per tool.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+BIAS = 1.0 / math.sqrt(2.0)  # the constant coordinate of the context; x~ = (x, 1) / sqrt(2)
+
+
+def as_priors(prior: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Priors as float64 in [0, 1] (clipped), failing on NaN so a broken prior column is not hidden."""
+    arr = np.asarray(prior, dtype=np.float64).reshape(-1)
+    if np.isnan(arr).any():
+        raise ValueError("prior contains NaN")
+    return np.clip(arr, 0.0, 1.0)
+
+
+class _Slots:
+    """Growable per-tool state: a dict tool index -> row, and arrays that grow by doubling.
+
+    Only tools that received feedback get a row, so a catalog of a million tools costs memory only for
+    the tools that were used.
+    """
+
+    def __init__(self, names: Sequence[str], width: int) -> None:
+        self.names = tuple(names)
+        self.width = width
+        self.of: dict[int, int] = {}
+        self.arms = np.empty(0, dtype=np.int64)
+        self.arrays = {name: np.empty((0, width)) for name in self.names}
+
+    def __len__(self) -> int:
+        return len(self.of)
+
+    def new(self, arm: int) -> int:
+        """Append a row for ``arm`` (growing the arrays when full) and return its index."""
+        row = len(self.of)
+        if row == self.arms.shape[0]:
+            capacity = max(8, 2 * row)
+            self.arms = np.resize(self.arms, capacity)
+            for name in self.names:
+                grown = np.empty((capacity, self.width))
+                grown[:row] = self.arrays[name][:row]
+                self.arrays[name] = grown
+        self.of[arm] = row
+        self.arms[row] = arm
+        return row
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.arrays[name]
+
+
+class DiscountedLinUCB:
+    r"""Discounted LinUCB with a diagonal design matrix, one per tool, cold-started from a prior.
+
+    The context of a query embedding ``x`` (L2-normalized, dimension d) is ``x~ = (x, 1) / sqrt(2)``, of
+    dimension d + 1 and unit norm; the constant coordinate lets each tool learn a query-independent
+    success rate besides the query-dependent part. Tool i keeps diagonal ``A_i`` and vector ``b_i``:
+
+    - score: ``theta_i . x~ + alpha * sqrt(sum_j x~_j^2 / A_ij)`` with ``theta_i = b_i / A_i``
+      (element-wise: the inverse of a diagonal matrix), O(d) per tool.
+    - update after reward r in {0, 1} of the chosen tool only:
+      ``A_i <- gamma * A_i + (1 - gamma) * lam + x~ * x~`` and ``b_i <- gamma * b_i + r * x~``.
+      The ``(1 - gamma) * lam`` term keeps the ridge regularizer at ``lam`` under discounting
+      (an entry never seen stays exactly ``lam``, none falls below it), as in D-LinUCB.
+    - cold start: ``A_i = lam * 1`` and ``b_i = lam * prior_i * x0 / |x0|^2`` with ``x0 = e_{d+1} / sqrt(2)``
+      the constant part of every context. Since ``x0 . x~ = |x0|^2`` for every query,
+      ``theta_i . x~ = prior_i`` exactly before feedback, whatever the query. The prior's weight in
+      ``b`` fades by ``gamma`` per update like any other evidence.
+
+    A tool that never received feedback has no state: its score is ``prior_i + alpha * |x~| / sqrt(lam)``
+    in closed form, so memory grows only with the tools that were used (4 rows of d + 1 float64 each:
+    A, b and the cached A^-1 and theta).
+
+    Args:
+        dim: dimension d of the query embeddings.
+        prior: the metadata prior of every tool, in [0, 1] (values outside are clipped).
+        alpha: width of the exploration bonus, >= 0 (paper: 0.1).
+        gamma: discount per update of a tool, in (0, 1] (paper: 0.95).
+        lam: ridge regularizer, > 0.
+
+    References:
+        Li et al., "A Contextual-Bandit Approach to Personalized News Article Recommendation", WWW 2010.
+        Russac, Vernade and Cappe, "Weighted Linear Bandits for Non-Stationary Environments", NeurIPS 2019.
+
+    Example:
+        >>> import numpy as np
+        >>> bandit = DiscountedLinUCB(dim=2, prior=[0.8, 0.3])
+        >>> x = np.array([1.0, 0.0])
+        >>> bandit.scores(np.array([0, 1]), x).round(3).tolist()
+        [0.9, 0.4]
+        >>> bandit.update(0, x, reward=0.0)
+        >>> bool(bandit.scores(np.array([0]), x)[0] < 0.9)
+        True
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        prior: Sequence[float] | np.ndarray,
+        alpha: float = 0.1,
+        gamma: float = 0.95,
+        lam: float = 1.0,
+    ) -> None:
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
+        if not (math.isfinite(alpha) and alpha >= 0):
+            raise ValueError(f"alpha must be >= 0, got {alpha}")
+        if not 0.0 < gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {gamma}")
+        if not (math.isfinite(lam) and lam > 0):
+            raise ValueError(f"lam must be > 0, got {lam}")
+        self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
+        self.prior = as_priors(prior)
+        self._slots = _Slots(("A", "b", "ainv", "theta"), dim + 1)
+        self._ctx = np.empty(dim + 1)
+        self._sq = np.empty(dim + 1)
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ arms
+    @property
+    def n_arms(self) -> int:
+        return int(self.prior.size)
+
+    @property
+    def touched(self) -> list[int]:
+        """Tool indices that have state (received feedback), in order of first feedback."""
+        return list(self._slots.of)
+
+    def add_arms(self, prior: Sequence[float] | np.ndarray) -> None:
+        """Append tools (their priors); they start cold, with no state."""
+        with self._lock:
+            self.prior = np.concatenate([self.prior, as_priors(prior)])
+
+    # --------------------------------------------------------------- context
+    def _context(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """Fill the reused buffers with x~ and x~^2; returns x~ and |x~|^2 (no allocation per call)."""
+        ctx, sq = self._ctx, self._sq
+        if x.shape != (self.dim,):
+            raise ValueError(f"context must have shape ({self.dim},), got {x.shape}")
+        np.multiply(x, BIAS, out=ctx[: self.dim])
+        ctx[self.dim] = BIAS
+        np.multiply(ctx, ctx, out=sq)
+        return ctx, float(sq.sum())
+
+    def context(self, x: np.ndarray) -> np.ndarray:
+        """The bandit context ``x~ = (x, 1) / sqrt(2)`` of a query embedding (a new array)."""
+        with self._lock:
+            return self._context(np.asarray(x))[0].copy()
+
+    # --------------------------------------------------------------- scoring
+    def scores(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """UCB scores ``theta_i . x~ + alpha * sqrt(x~^T A_i^-1 x~)`` of tools ``idx`` (not clipped).
+
+        Args:
+            idx: tool indices (int array).
+            x: the L2-normalized query embedding, shape (d,).
+        """
+        idx = np.asarray(idx)
+        with self._lock:
+            ctx, norm2 = self._context(np.asarray(x))
+            out = self.prior[idx] + self.alpha * math.sqrt(norm2 / self.lam)  # cold arms, closed form
+            of = self._slots.of
+            if of:
+                rows = [(k, of[i]) for k, i in enumerate(idx.tolist()) if i in of]
+                if rows:
+                    pos, slot = zip(*rows, strict=True)
+                    mean = self._slots["theta"][list(slot)] @ ctx
+                    var = self._slots["ainv"][list(slot)] @ self._sq
+                    out[list(pos)] = mean + self.alpha * np.sqrt(var)
+            return out
+
+    # ---------------------------------------------------------------- update
+    def _init_row(self, arm: int) -> int:
+        row = self._slots.new(arm)
+        A, b = self._slots["A"][row], self._slots["b"][row]
+        A.fill(self.lam)
+        b.fill(0.0)
+        # b0 = lam * prior * x0 / |x0|^2 with x0 = BIAS * e_{d+1}: theta0 . x~ = prior for every x
+        b[self.dim] = self.lam * self.prior[arm] / BIAS
+        np.divide(1.0, A, out=self._slots["ainv"][row])
+        np.multiply(b, self._slots["ainv"][row], out=self._slots["theta"][row])
+        return row
+
+    def update(self, i: int, x: np.ndarray, reward: float) -> None:
+        """Discounted ridge update of tool ``i`` only, after reward ``reward`` (1 success, 0 failure).
+
+        Args:
+            i: the chosen tool's index.
+            x: the L2-normalized query embedding the tool was chosen for, shape (d,).
+            reward: the observed reward, usually 0 or 1.
+        """
+        i = int(i)
+        if not 0 <= i < self.prior.size:
+            raise IndexError(f"tool index {i} out of range (0..{self.prior.size - 1})")
+        with self._lock:
+            ctx, _ = self._context(np.asarray(x))
+            row = self._slots.of.get(i)
+            if row is None:
+                row = self._init_row(i)
+            A, b = self._slots["A"][row], self._slots["b"][row]
+            ainv, theta = self._slots["ainv"][row], self._slots["theta"][row]
+            A *= self.gamma
+            A += (1.0 - self.gamma) * self.lam
+            A += self._sq
+            b *= self.gamma
+            b += float(reward) * ctx
+            np.divide(1.0, A, out=ainv)
+            np.multiply(b, ainv, out=theta)
+
+    # ----------------------------------------------------------- inspection
+    def state_of(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of ``(A_i, b_i)`` (diagonal of A); the cold-start values for an untouched tool."""
+        with self._lock:
+            row = self._slots.of.get(int(i))
+            if row is not None:
+                return self._slots["A"][row].copy(), self._slots["b"][row].copy()
+            A = np.full(self.dim + 1, self.lam)
+            b = np.zeros(self.dim + 1)
+            b[self.dim] = self.lam * self.prior[int(i)] / BIAS
+            return A, b
+
+    def nbytes(self) -> int:
+        """Bytes held by per-tool state and priors (the allocated capacity)."""
+        return int(
+            sum(a.nbytes for a in self._slots.arrays.values()) + self._slots.arms.nbytes + self.prior.nbytes
+        )
+
+    # ---------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and settings that ``load_state_dict`` restores (arms are tool indices)."""
+        with self._lock:
+            n = len(self._slots)
+            return {
+                "kind": "linucb",
+                "arms": self._slots.arms[:n].copy(),
+                "A": self._slots["A"][:n].copy(),
+                "b": self._slots["b"][:n].copy(),
+                "settings": {"dim": self.dim, "alpha": self.alpha, "gamma": self.gamma, "lam": self.lam},
+            }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Replace all per-tool state by ``state`` (from ``state_dict``); priors are kept.
+
+        Raises:
+            ValueError: the state is of another kind or dimension, or names a tool out of range.
+        """
+        if state.get("kind") != "linucb":
+            raise ValueError(f"state is for a {state.get('kind')!r} bandit, not linucb")
+        A, b, arms = np.asarray(state["A"]), np.asarray(state["b"]), np.asarray(state["arms"])
+        if A.shape[1:] != (self.dim + 1,) or b.shape != A.shape or arms.shape != (A.shape[0],):
+            raise ValueError(f"state shapes {A.shape}/{b.shape}/{arms.shape} do not fit dim {self.dim}")
+        if arms.size and (arms.min() < 0 or arms.max() >= self.prior.size):
+            raise ValueError("state names tools outside this catalog")
+        with self._lock:
+            self._slots = _Slots(self._slots.names, self.dim + 1)
+            for arm, a_row, b_row in zip(arms.tolist(), A, b, strict=True):
+                row = self._slots.new(int(arm))
+                self._slots["A"][row] = a_row
+                self._slots["b"][row] = b_row
+                self._slots["ainv"][row] = 1.0 / a_row
+                self._slots["theta"][row] = b_row * self._slots["ainv"][row]  # as update() computes it

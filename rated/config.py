@@ -1,0 +1,212 @@
+"""RATED's hyper-parameters: the retriever's (fusion, bandit, variant) and the dual encoder's training.
+
+Both are frozen dataclasses that validate themselves on construction, so a bad value fails where it is
+written, not deep inside a run; ``to_dict`` gives the JSON form that is fingerprinted and saved next to
+the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+from ecoagent.config import MINILM, Profile
+
+Pooling = Literal["auto", "cls", "mean"]
+
+DEFAULT_WEIGHTS: tuple[float, float, float] = (0.75, 0.15, 0.10)
+
+
+class Variant(StrEnum):
+    """The ablations of the paper, each a way to build the same retriever.
+
+    - ``FULL``: fine-tuned encoder + discounted LinUCB per tool + metadata prior.
+    - ``NO_FEEDBACK``: the bandit keeps its cold-start score (the prior); feedback is ignored.
+    - ``GLOBAL_MAB``: one context-free discounted success mean per tool instead of LinUCB.
+    - ``NO_CONTRASTIVE``: the pretrained backbones, not fine-tuned; bandit and prior as in ``FULL``.
+    """
+
+    FULL = "full"
+    NO_FEEDBACK = "no_feedback"
+    GLOBAL_MAB = "global_mab"
+    NO_CONTRASTIVE = "no_contrastive"
+
+
+def validate_weights(weights: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Check fusion weights: three non-negative numbers that sum to 1 (to 1e-6).
+
+    Raises:
+        ValueError: the weights are not three, one is negative or not finite, or they do not sum to 1.
+    """
+    w = tuple(float(v) for v in weights)
+    if len(w) != 3:
+        raise ValueError(f"fusion needs three weights (semantic, bandit, prior), got {len(w)}")
+    if any(not math.isfinite(v) or v < 0 for v in w):
+        raise ValueError(f"fusion weights must be finite and >= 0, got {w}")
+    if abs(sum(w) - 1.0) > 1e-6:
+        raise ValueError(f"fusion weights must sum to 1, got {w} (sum {sum(w):.6g})")
+    return w  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class RATEDConfig:
+    """How the retriever ranks and learns.
+
+    Args:
+        variant: which ablation to build (see ``Variant``).
+        top_k: candidates taken from the index by dot product before the rerank (paper: 10).
+        weights: fusion weights ``(w_sem, w_bandit, w_prior)``, non-negative, summing to 1 (paper: 0.75,
+            0.15, 0.10).
+        alpha: width of LinUCB's exploration bonus (paper: 0.1).
+        gamma: discount of old evidence per update of the same tool, in (0, 1] (paper: 0.95); 1 = no
+            forgetting.
+        lam: ridge regularizer lambda > 0; the diagonal of A never decays below it.
+        query_encoder: backbone of the query tower, used only to build ``NO_CONTRASTIVE``.
+        tool_encoder: backbone of the tool tower, used only to build ``NO_CONTRASTIVE``.
+        encode_batch_size: batch size when the index encodes tool documents.
+
+    Example:
+        >>> RATEDConfig(variant=Variant.GLOBAL_MAB, weights=(0.6, 0.3, 0.1)).top_k
+        10
+    """
+
+    variant: Variant = Variant.FULL
+    top_k: int = 10
+    weights: tuple[float, float, float] = DEFAULT_WEIGHTS
+    alpha: float = 0.1
+    gamma: float = 0.95
+    lam: float = 1.0
+    query_encoder: str = MINILM
+    tool_encoder: str = MINILM
+    encode_batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "variant", Variant(self.variant))
+        object.__setattr__(self, "weights", validate_weights(self.weights))
+        if self.top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {self.top_k}")
+        if not (math.isfinite(self.alpha) and self.alpha >= 0):
+            raise ValueError(f"alpha must be >= 0, got {self.alpha}")
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
+        if not (math.isfinite(self.lam) and self.lam > 0):
+            raise ValueError(f"lam must be > 0, got {self.lam}")
+        if self.encode_batch_size < 1:
+            raise ValueError(f"encode_batch_size must be >= 1, got {self.encode_batch_size}")
+
+    @classmethod
+    def for_profile(cls, profile: Profile, **changes: Any) -> RATEDConfig:
+        """The profile's backbones (for ``NO_CONTRASTIVE``) with any field changed by name."""
+        base = {"query_encoder": profile.models.query_encoder, "tool_encoder": profile.models.tool_encoder}
+        return cls(**{**base, **changes})
+
+    def replace(self, **changes: Any) -> RATEDConfig:
+        """A validated copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["variant"] = self.variant.value
+        data["weights"] = list(self.weights)
+        return data
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Fine-tuning of the dual encoder on EcoAgent-Syn (paper settings as the defaults).
+
+    Args:
+        query_encoder: backbone of the query tower (hub name or path).
+        tool_encoder: backbone of the tool tower.
+        pooling: ``auto`` keeps a sentence-transformers backbone's own pooling and uses CLS for the
+            DRAGON family (trained with CLS), mean otherwise; or force ``cls`` / ``mean``.
+        epochs: passes over the training triples (paper: 1).
+        batch_size: anchors per batch (paper: 8); every other positive and negative in the batch is an
+            in-batch negative.
+        learning_rate: AdamW peak learning rate (paper: 1e-5).
+        warmup_steps: linear warm-up steps (paper: 1,000); capped at ``warmup_ratio`` of the run so a
+            small run is not all warm-up.
+        warmup_ratio: the cap above, as a share of the total steps.
+        max_seq_length: tokens kept per text (paper: 256).
+        scale: the inverse temperature of InfoNCE (paper: tau = 0.05, i.e. scale 20).
+        hard_negatives: add the mined hard negative of each pair as a third column.
+        max_steps: stop after this many optimizer steps (``None`` = all of ``epochs``).
+        max_train_examples: train on at most this many triples, sampled with the seed (``None`` = all).
+        max_val_queries: queries of the validation evaluator (sampled with the seed).
+        max_val_corpus: tools in the validation corpus: every relevant and negative tool of the sampled
+            queries, topped up with random tools up to this size (``None`` = the whole catalog).
+        eval_steps: evaluate on syn val every this many steps during training (``None`` = twice).
+        seed: seed of sampling, shuffling and initialisation.
+
+    Example:
+        >>> TrainConfig(max_steps=50).scale
+        20.0
+    """
+
+    query_encoder: str = MINILM
+    tool_encoder: str = MINILM
+    pooling: Pooling = "auto"
+    epochs: float = 1.0
+    batch_size: int = 8
+    learning_rate: float = 1e-5
+    warmup_steps: int = 1000
+    warmup_ratio: float = 0.1
+    max_seq_length: int = 256
+    scale: float = 20.0
+    hard_negatives: bool = True
+    max_steps: int | None = None
+    max_train_examples: int | None = None
+    max_val_queries: int = 200
+    max_val_corpus: int | None = None
+    eval_steps: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.pooling not in ("auto", "cls", "mean"):
+            raise ValueError(f"pooling must be auto, cls or mean, got {self.pooling!r}")
+        if not self.epochs > 0:
+            raise ValueError(f"epochs must be > 0, got {self.epochs}")
+        if self.batch_size < 2:
+            raise ValueError(
+                f"batch_size must be >= 2 (in-batch negatives need company), got {self.batch_size}"
+            )
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if self.warmup_steps < 0 or not 0.0 <= self.warmup_ratio <= 1.0:
+            raise ValueError("warmup_steps must be >= 0 and warmup_ratio in [0, 1]")
+        if self.max_seq_length < 8:
+            raise ValueError(f"max_seq_length must be >= 8, got {self.max_seq_length}")
+        if not self.scale > 0:
+            raise ValueError(f"scale must be > 0, got {self.scale}")
+        for name in ("max_steps", "max_train_examples", "max_val_corpus", "eval_steps"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1 or None, got {value}")
+        if self.max_val_queries < 1:
+            raise ValueError(f"max_val_queries must be >= 1, got {self.max_val_queries}")
+
+    @classmethod
+    def for_profile(cls, profile: Profile, **changes: Any) -> TrainConfig:
+        """The profile's backbones and sizes; ``embedded`` caps the run to fit ~4 minutes on 2 CPU cores.
+
+        ``None`` values in ``changes`` are ignored, so CLI options left unset keep the profile's value.
+        """
+        base: dict[str, Any] = {
+            "query_encoder": profile.models.query_encoder,
+            "tool_encoder": profile.models.tool_encoder,
+            "seed": profile.seed,
+        }
+        if profile.name == "embedded":
+            base.update(max_steps=40, max_train_examples=320, max_val_queries=100, max_val_corpus=300)
+        base.update({k: v for k, v in changes.items() if v is not None})
+        return cls(**base)
+
+    def warmup_for(self, total_steps: int) -> int:
+        """``min(warmup_steps, ceil(warmup_ratio * total_steps))``: the warm-up a run of this size uses."""
+        return min(self.warmup_steps, math.ceil(self.warmup_ratio * total_steps))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

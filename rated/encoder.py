@@ -1,0 +1,151 @@
+"""The semantic module: a dual encoder with separate query and tool towers (a sentence-transformers Router).
+
+Queries and tool documents are different kinds of text (a short request vs. a name, description and
+tags), so each gets its own tower; both end in L2 normalization so the score is a dot product.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ecoagent.models import canonical, resolve_encoder
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+# Backbones trained with the [CLS] vector as the embedding; every other plain HF model gets mean pooling.
+CLS_BACKBONES = (
+    "facebook/dragon-plus-query-encoder",
+    "facebook/dragon-plus-context-encoder",
+    "facebook/dragon",
+)
+
+
+def pooling_for(name: str, pooling: str = "auto") -> str | None:
+    """The pooling a backbone expects: ``cls`` for the DRAGON family, ``None`` = keep the folder's own.
+
+    A sentence-transformers folder (e.g. all-MiniLM-L6-v2) ships its pooling, which ``auto`` keeps; a
+    plain Hugging Face model would otherwise get sentence-transformers' default (mean), which is wrong
+    for DRAGON+, trained on [CLS].
+    """
+    if pooling != "auto":
+        return pooling
+    return "cls" if canonical(name).startswith(CLS_BACKBONES) else None
+
+
+def _tower(name: str, pooling: str, max_seq_length: int, device: str | None) -> list:
+    """The modules of one tower (transformer + pooling), without the final normalization."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
+
+    model = SentenceTransformer(resolve_encoder(name), device=device)
+    modules = [m for m in model.children() if not isinstance(m, Normalize)]
+    mode = pooling_for(name, pooling)
+    if mode is not None:
+        pools = [k for k, m in enumerate(modules) if isinstance(m, Pooling)]
+        if not pools:
+            raise ValueError(f"backbone {name!r} has no pooling module to set to {mode!r}")
+        modules[pools[0]] = Pooling(modules[pools[0]].get_embedding_dimension(), pooling_mode=mode)
+    modules[0].max_seq_length = max_seq_length
+    return modules
+
+
+class DualEncoder:
+    """Query and tool towers behind one ``SentenceTransformer`` (Router + Normalize).
+
+    Build it from two backbones with ``from_backbones`` (each tower a separate copy, so fine-tuning
+    moves them apart), or ``load`` a saved one. ``encode_queries`` / ``encode_tools`` return float32,
+    L2-normalized rows.
+
+    Args:
+        model: a SentenceTransformer whose first module is a Router with ``query`` and ``document`` routes.
+
+    Example:
+        >>> enc = DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2")  # doctest: +SKIP
+        >>> enc.encode_queries(["convert a pdf to text"]).shape  # doctest: +SKIP
+        (1, 384)
+    """
+
+    def __init__(self, model: SentenceTransformer) -> None:
+        self.model = model
+        dim = model.get_embedding_dimension()
+        if dim is None:  # a backbone whose modules do not declare it: measure once
+            dim = int(self.encode_queries(["probe"]).shape[1])
+        self.dim = int(dim)
+
+    @classmethod
+    def from_backbones(
+        cls,
+        query_encoder: str,
+        tool_encoder: str | None = None,
+        pooling: str = "auto",
+        max_seq_length: int = 256,
+        device: str | None = None,
+    ) -> DualEncoder:
+        """Two towers from backbone names (hub ids, packaged aliases or paths), not yet fine-tuned.
+
+        Args:
+            query_encoder: backbone of the query tower.
+            tool_encoder: backbone of the tool tower (default: a separate copy of ``query_encoder``).
+            pooling: ``auto`` (see ``pooling_for``), ``cls`` or ``mean``.
+            max_seq_length: tokens kept per text.
+            device: torch device (default: sentence-transformers' choice).
+        """
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Normalize, Router
+
+        tool_encoder = tool_encoder or query_encoder
+        router = Router.for_query_document(
+            query_modules=_tower(query_encoder, pooling, max_seq_length, device),
+            document_modules=_tower(tool_encoder, pooling, max_seq_length, device),
+        )
+        return cls(SentenceTransformer(modules=[router, Normalize()], device=device))
+
+    @classmethod
+    def load(cls, path: str | Path, device: str | None = None) -> DualEncoder:
+        """A dual encoder saved by ``save`` (a sentence-transformers folder)."""
+        from sentence_transformers import SentenceTransformer
+
+        path = Path(path)
+        if not (path / "modules.json").exists():
+            raise FileNotFoundError(f"{path} is not a saved dual encoder (no modules.json)")
+        return cls(SentenceTransformer(str(path), device=device))
+
+    def save(self, path: str | Path) -> None:
+        self.model.save(str(path))
+
+    def freeze(self) -> DualEncoder:
+        """Inference mode: eval(), and no parameter requires gradients (safe to share across threads)."""
+        self.model.eval()
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        return self
+
+    def encode_queries(self, queries: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Query-tower embeddings, float32, L2-normalized, shape (len(queries), dim)."""
+        out = self.model.encode_query(
+            list(queries),
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+    def encode_tools(self, documents: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Tool-tower embeddings of tool documents (``ecoagent.schemas.tool_document``)."""
+        out = self.model.encode_document(
+            list(documents),
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(out, dtype=np.float32)

@@ -1,0 +1,78 @@
+"""Reads what evaluation needs from the artifact folder: the tool catalog and the Syn / Real query pools.
+
+Tools are addressed by their row in ``tools.parquet`` everywhere in evaluation (candidate lists, failure
+schedules, bandits), so this module is the one place that maps ``tool_id`` strings to those indices.
+A query's true tools are all the tools paired with its ``query_id`` in the split (EcoAgent-Real keeps
+several for some queries); pairs naming a tool that is not in the catalog are dropped and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from ecoagent.artifacts import ArtifactDir
+from ecoagent.schemas import tool_documents
+from rated.evaluation.simulator import QueryPool
+
+Dataset = Literal["syn", "real"]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The tool table with its documents, metadata prior and ``tool_id -> row`` map."""
+
+    tools: pl.DataFrame
+    documents: list[str]
+    prior: np.ndarray
+    index: dict[str, int]
+
+    @classmethod
+    def from_frame(cls, tools: pl.DataFrame) -> Catalog:
+        ids = tools["tool_id"].to_list()
+        prior = tools["prior"].fill_null(0.0).to_numpy().astype(np.float64) if "prior" in tools.columns else None
+        return cls(
+            tools=tools,
+            documents=tool_documents(tools),
+            prior=prior if prior is not None else np.zeros(len(ids)),
+            index={t: i for i, t in enumerate(ids)},
+        )
+
+    @classmethod
+    def load(cls, art: ArtifactDir) -> Catalog:
+        return cls.from_frame(pl.read_parquet(art.require(art.tools, "crawl")))
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
+def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
+    """The (query_id, query, tool_id, split) pairs of one dataset."""
+    if dataset == "syn":
+        return pl.read_parquet(art.require(art.syn_positives, "syn")).select("query_id", "query", "tool_id", "split")
+    if dataset == "real":
+        return pl.read_parquet(art.require(art.real_pairs, "real")).select("query_id", "query", "tool_id", "split")
+    raise ValueError(f"unknown dataset {dataset!r}; choose syn or real")
+
+
+def pool_from_pairs(pairs: pl.DataFrame, catalog: Catalog) -> tuple[QueryPool, int]:
+    """Group pairs by query into a pool; returns the pool and the number of pairs dropped because their
+    tool is not in the catalog. Query order is by ``query_id``, so a pool is the same on every run."""
+    known = pairs.filter(pl.col("tool_id").is_in(list(catalog.index)))
+    dropped = pairs.height - known.height
+    grouped = (
+        known.group_by("query_id")
+        .agg(pl.col("query").first(), pl.col("tool_id").unique())
+        .sort("query_id")
+    )
+    relevant = [frozenset(catalog.index[t] for t in tools) for tools in grouped["tool_id"].to_list()]
+    return QueryPool(grouped["query"].to_list(), relevant, grouped["query_id"].to_list()), dropped
+
+
+def load_pool(art: ArtifactDir, dataset: Dataset, split: str, catalog: Catalog) -> tuple[QueryPool, int]:
+    """One split of Syn or Real as a query pool (see ``pool_from_pairs``)."""
+    pairs = pairs_frame(art, dataset)
+    return pool_from_pairs(pairs.filter(pl.col("split") == split), catalog)

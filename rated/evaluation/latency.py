@@ -1,0 +1,81 @@
+"""Per-query latency on this machine (the paper's Table 3), one query at a time as an agent would call it.
+
+Rows are cumulative like the paper's: encoding the query alone, then encoding plus each way of ranking
+and learning. Times are wall-clock per query (``time.perf_counter``), after a few untimed calls that
+warm the caches; the mean and the 95th percentile are reported, with the query count and thread count
+saved beside them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from rated.evaluation.baselines import BatchUpdate
+from rated.evaluation.candidates import CandidateLists
+
+WARMUP_CALLS = 5
+
+
+def time_per_query(fn: Callable[[int, str], Any], queries: Sequence[str]) -> dict[str, float]:
+    """Call ``fn(i, query)`` once per query; mean and p95 in milliseconds."""
+    for i, q in enumerate(queries[:WARMUP_CALLS]):
+        fn(i, q)
+    times = np.empty(len(queries))
+    for i, q in enumerate(queries):
+        t0 = time.perf_counter()
+        fn(i, q)
+        times[i] = time.perf_counter() - t0
+    return {"mean_ms": float(times.mean() * 1e3), "p95_ms": float(np.quantile(times, 0.95) * 1e3), "n": len(queries)}
+
+
+def measure(full: Any, no_feedback: Any, global_mab: Any, queries: Sequence[str], batch: int = 500) -> list[dict[str, Any]]:
+    """Table 3's rows for RATED models built from the same encoder and index.
+
+    Args:
+        full, no_feedback, global_mab: ``rated.RATED`` of each variant (fresh; feedback is applied, with
+            success drawn as "the chosen tool is the query's top semantic hit", which only decides what
+            the bandit learns, not the cost).
+        queries: query texts, timed one by one.
+        batch: B of the ToolRL-like batch update row.
+    """
+    import torch
+
+    def encode(q: str) -> np.ndarray:
+        return full.encode(q)
+
+    def with_model(model: Any, learn: bool) -> Callable[[int, str], Any]:
+        def step(i: int, q: str) -> None:
+            emb = encode(q)
+            idx, _ = model.rank_embedding(emb)
+            if learn:
+                model.feedback_embedding(int(idx[0]), emb, i % 2 == 0)
+
+        return step
+
+    n_tools = len(full.index)
+    k = int(full.config.top_k)
+    dummy = CandidateLists(np.zeros((1, k), dtype=np.int64), np.zeros((1, k)))
+    batch_policy = BatchUpdate(dummy, n_tools=n_tools, batch=batch)
+    batch_policy.reset(np.zeros(n_tools, dtype=np.int64))
+
+    def batch_step(i: int, q: str) -> None:
+        emb = encode(q)
+        idx, sem = full.index.search(emb, k)
+        order = idx[np.argsort(-(sem + batch_policy.weights[idx]), kind="stable")]
+        batch_policy.observe(i, 0, int(order[0]), i % 2 == 0, False)  # every B-th call applies the update
+
+    rows = [
+        ("Encode only", lambda i, q: encode(q)),
+        ("+ w/o Feedback (top-K search + fusion with prior)", with_model(no_feedback, learn=False)),
+        ("+ Global MAB (rank + context-free update)", with_model(global_mab, learn=True)),
+        ("+ Full (rank + discounted LinUCB update)", with_model(full, learn=True)),
+        (f"+ Batch update (ToolRL-like, B = {batch})", batch_step),
+    ]
+    out = []
+    for name, fn in rows:
+        out.append({"config": name, **time_per_query(fn, queries), "torch_threads": torch.get_num_threads()})
+    return out

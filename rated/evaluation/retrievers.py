@@ -1,0 +1,89 @@
+"""The offline baseline retrievers of Table 1: TF-IDF, BM25 and pretrained (not fine-tuned) dense encoders.
+
+Each scores every tool for every query at once ([n_queries, n_tools]); the same matrix gives the offline
+rankings and, through ``CandidateLists.from_scores``, the static policies of the simulation. Tools are
+embedded as ``ecoagent.schemas.tool_document`` like everywhere else in the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+
+class Retriever(Protocol):
+    """Fit on tool documents once; score query batches against all of them."""
+
+    name: str
+
+    def fit(self, documents: Sequence[str]) -> Retriever: ...
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray: ...
+
+
+class TfidfRetriever:
+    """scikit-learn TF-IDF (word unigrams + bigrams, sublinear tf) with cosine similarity."""
+
+    name = "TF-IDF"
+
+    def fit(self, documents: Sequence[str]) -> TfidfRetriever:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, stop_words="english")
+        self.matrix = self.vectorizer.fit_transform(list(documents))
+        return self
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        q = self.vectorizer.transform(list(queries))
+        return np.asarray((q @ self.matrix.T).todense(), dtype=np.float64)  # rows are L2-normalized
+
+
+class BM25Retriever:
+    """bm25s's Okapi BM25 (k1 = 1.5, b = 0.75, English stopwords)."""
+
+    name = "BM25"
+
+    def fit(self, documents: Sequence[str]) -> BM25Retriever:
+        import bm25s
+
+        self.n_docs = len(documents)
+        self.model = bm25s.BM25()
+        self.model.index(bm25s.tokenize(list(documents), stopwords="en", show_progress=False), show_progress=False)
+        return self
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        import bm25s
+
+        tokens = bm25s.tokenize(list(queries), stopwords="en", return_ids=False, show_progress=False)
+        out = np.zeros((len(queries), self.n_docs), dtype=np.float64)
+        for i, toks in enumerate(tokens):
+            if toks:
+                out[i] = self.model.get_scores(toks)
+        return out
+
+
+class DenseRetriever:
+    """A pretrained sentence-transformers encoder, cosine similarity (loaded through ``load_encoder``)."""
+
+    def __init__(self, model_name: str, batch_size: int = 64) -> None:
+        self.model_name = model_name
+        self.name = model_name.split("/")[-1]
+        self.batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        from ecoagent.models import load_encoder
+
+        model = load_encoder(self.model_name)
+        return np.asarray(
+            model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False),
+            dtype=np.float32,
+        )
+
+    def fit(self, documents: Sequence[str]) -> DenseRetriever:
+        self.tool_emb = self.encode(documents)
+        return self
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        return (self.encode(queries) @ self.tool_emb.T).astype(np.float64)

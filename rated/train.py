@@ -1,0 +1,339 @@
+"""The train stage: fine-tune RATED's dual encoder on EcoAgent-Syn train and save it to ``DIR/model/``.
+
+In-batch InfoNCE (MultipleNegativesRankingLoss, scale 20 = 1 / tau with tau = 0.05) over (query, tool,
+mined hard negative) triples, through the sentence-transformers trainer with a Router mapping the query
+column to the query tower and the tool columns to the tool tower. Syn val is evaluated before, during
+and after training, so the gain of fine-tuning is on record next to the model.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
+from ecoagent.config import Profile
+from ecoagent.models import encoder_provenance, file_sha256
+from ecoagent.schemas import tool_documents
+from rated.config import TrainConfig
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+    from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
+
+log = logging.getLogger(__name__)
+
+STAGE = "train"
+VAL_NAME = "syn-val"
+
+
+def training_triples(
+    tools: pl.DataFrame, positives: pl.DataFrame, negatives: pl.DataFrame | None, config: TrainConfig
+) -> pl.DataFrame:
+    """``anchor`` (query), ``positive`` (its tool's document), ``negative`` (a mined negative's document).
+
+    One row per train positive. The negative is the pair's hard negative when Syn mined one, else its
+    random negative, else a random other tool (seeded); rows are sampled down to
+    ``config.max_train_examples`` with the seed.
+    """
+    docs = dict(zip(tools["tool_id"].to_list(), tool_documents(tools), strict=True))
+    train = positives.filter(pl.col("split") == "train").filter(pl.col("tool_id").is_in(list(docs)))
+    if train.height == 0:
+        raise ValueError("EcoAgent-Syn has no train pairs whose tool is in tools.parquet")
+    train = train.sort("query_id", "tool_id")
+    rng = np.random.default_rng([config.seed, 0x7A1])
+    if config.max_train_examples is not None and train.height > config.max_train_examples:
+        keep = np.sort(rng.choice(train.height, size=config.max_train_examples, replace=False))
+        train = train[keep.tolist()]
+    frame = pl.DataFrame(
+        {"anchor": train["query"], "positive": [docs[t] for t in train["tool_id"]], "tool_id": train["tool_id"]}
+    )
+    if not config.hard_negatives:
+        return frame.drop("tool_id")
+    picked: dict[tuple[str, str], str] = {}
+    if negatives is not None and negatives.height:
+        ranked = (
+            negatives.filter(pl.col("tool_id").is_in(list(docs)))
+            .with_columns(pl.when(pl.col("kind") == "hard").then(0).otherwise(1).alias("_order"))
+            .sort("query_id", "positive_tool_id", "_order", pl.col("score"), descending=[False, False, False, True])
+            .unique(["query_id", "positive_tool_id"], keep="first", maintain_order=True)
+        )
+        picked = {
+            (q, p): t for q, p, t in ranked.select("query_id", "positive_tool_id", "tool_id").iter_rows()
+        }
+    ids = tools["tool_id"].to_list()
+    negs = []
+    for q, t in zip(train["query_id"], train["tool_id"], strict=True):
+        neg = picked.get((q, t))
+        while neg is None or neg == t:
+            neg = ids[int(rng.integers(len(ids)))]
+        negs.append(docs[neg])
+    return frame.drop("tool_id").with_columns(pl.Series("negative", negs))
+
+
+def validation_evaluator(
+    tools: pl.DataFrame, positives: pl.DataFrame, negatives: pl.DataFrame | None, config: TrainConfig
+) -> InformationRetrievalEvaluator | None:
+    """Retrieval on Syn val (MRR@10, Recall@k, nDCG@10) with the query tower on queries, tool tower on tools.
+
+    The corpus holds every relevant and mined-negative tool of the sampled queries, topped up with
+    random tools to ``config.max_val_corpus`` (all tools when ``None``). ``None`` when Syn has no val split.
+    """
+    from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
+
+    docs = dict(zip(tools["tool_id"].to_list(), tool_documents(tools), strict=True))
+    val = positives.filter((pl.col("split") == "val") & pl.col("tool_id").is_in(list(docs)))
+    if val.height == 0:
+        return None
+    rng = np.random.default_rng([config.seed, 0x7A2])
+    qids = sorted(set(val["query_id"].to_list()))
+    if len(qids) > config.max_val_queries:
+        qids = sorted(rng.choice(qids, size=config.max_val_queries, replace=False).tolist())
+    val = val.filter(pl.col("query_id").is_in(qids))
+    queries = dict(zip(val["query_id"], val["query"], strict=True))
+    relevant: dict[str, set[str]] = {}
+    for q, t in val.select("query_id", "tool_id").iter_rows():
+        relevant.setdefault(q, set()).add(t)
+    if config.max_val_corpus is None:
+        corpus_ids = list(docs)
+    else:
+        must = set(val["tool_id"].to_list())
+        if negatives is not None and negatives.height:
+            must |= set(negatives.filter(pl.col("query_id").is_in(qids))["tool_id"].to_list()) & set(docs)
+        rest = sorted(set(docs) - must)
+        extra = max(0, config.max_val_corpus - len(must))
+        fill = rng.choice(len(rest), size=min(extra, len(rest)), replace=False).tolist() if rest else []
+        corpus_ids = sorted(must) + [rest[k] for k in sorted(fill)]
+    return InformationRetrievalEvaluator(
+        queries=queries,
+        corpus={t: docs[t] for t in corpus_ids},
+        relevant_docs=relevant,
+        name=VAL_NAME,
+        mrr_at_k=[10],
+        ndcg_at_k=[10],
+        accuracy_at_k=[1, 10],
+        precision_recall_at_k=[1, 10],
+        map_at_k=[10],
+        write_csv=False,
+        batch_size=64,
+    )
+
+
+def _val_summary(metrics: dict[str, float]) -> dict[str, float]:
+    """MRR@10 / Recall@1 / Recall@10 / nDCG@10 out of the evaluator's long metric names."""
+    names = {"mrr@10": "mrr@10", "recall@1": "recall@1", "recall@10": "recall@10", "ndcg@10": "ndcg@10"}
+    out = {}
+    for short, suffix in names.items():
+        hits = [v for k, v in metrics.items() if k.endswith(f"_{suffix}")]
+        if hits:
+            out[short] = float(hits[0])
+    return out
+
+
+def _precision() -> dict[str, bool]:
+    """bf16 where the GPU has it, else fp16 on CUDA; full precision on CPU."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return {"bf16": False, "fp16": False}
+    bf16 = bool(torch.cuda.is_bf16_supported())
+    return {"bf16": bf16, "fp16": not bf16}
+
+
+def fine_tune(
+    train: Dataset, evaluator: InformationRetrievalEvaluator | None, config: TrainConfig, work: Path
+) -> tuple[Any, dict[str, Any]]:
+    """Fine-tune both towers; returns the trained SentenceTransformer and the run's record.
+
+    Args:
+        train: ``anchor`` / ``positive`` (/ ``negative``) columns.
+        evaluator: Syn val retrieval, run before, every ``eval_steps`` and after (may be ``None``).
+        config: hyper-parameters.
+        work: scratch folder for the trainer (removed by the caller).
+    """
+    import torch
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    from rated.encoder import DualEncoder
+
+    torch.manual_seed(config.seed)
+    encoder = DualEncoder.from_backbones(
+        config.query_encoder, config.tool_encoder, config.pooling, config.max_seq_length
+    )
+    model = encoder.model
+    steps_per_epoch = math.ceil(len(train) / config.batch_size)
+    total = math.ceil(config.epochs * steps_per_epoch)
+    if config.max_steps is not None:
+        total = min(total, config.max_steps)
+    warmup = config.warmup_for(total)
+    eval_steps = config.eval_steps or max(1, total // 2)
+    before = evaluator(model) if evaluator is not None else {}
+    precision = _precision()
+    mapping = {c: ("query" if c == "anchor" else "document") for c in train.column_names}
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(work),
+        num_train_epochs=config.epochs,
+        max_steps=total,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        warmup_steps=warmup,
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        router_mapping=mapping,
+        eval_strategy="steps" if evaluator is not None else "no",
+        eval_steps=eval_steps,
+        logging_steps=max(1, min(10, total // 4)),
+        save_strategy="no",
+        report_to="none",
+        seed=config.seed,
+        data_seed=config.seed,
+        use_cpu=not torch.cuda.is_available(),
+        disable_tqdm=True,
+        **precision,
+    )
+    loss = MultipleNegativesRankingLoss(model, scale=config.scale)
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train, loss=loss, evaluator=evaluator)
+    started = time.perf_counter()
+    result = trainer.train()
+    seconds = time.perf_counter() - started
+    after = evaluator(model) if evaluator is not None else {}
+    record = {
+        "steps": int(result.global_step),
+        "planned_steps": total,
+        "warmup_steps": warmup,
+        "eval_steps": eval_steps,
+        "train_examples": len(train),
+        "train_loss": float(result.training_loss),
+        "train_seconds": round(seconds, 2),
+        "precision": "bf16" if precision["bf16"] else "fp16" if precision["fp16"] else "fp32",
+        "device": str(model.device),
+        "val_before": _val_summary(before),
+        "val_after": _val_summary(after),
+        "log_history": trainer.state.log_history,
+    }
+    return model, record
+
+
+def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dict[str, Any]:
+    """Fine-tune RATED's dual encoder on ``DIR/syn`` and write ``DIR/model/``.
+
+    Args:
+        out: the artifact folder (reads ``tools.parquet`` and ``syn/``).
+        profile: backbones (``profile.models.query_encoder`` / ``tool_encoder``), seed and size caps.
+        force: retrain even when ``DIR/model`` was made with this exact config and data.
+        **options: ``TrainConfig`` fields to override (``max_steps``, ``epochs``, ``batch_size``, ...);
+            ``None`` keeps the profile's value.
+
+    Returns:
+        The stats: steps, train loss, Syn val MRR@10 / Recall@10 before and after, timings, sizes.
+    """
+    from datasets import Dataset
+
+    from rated.encoder import DualEncoder
+
+    art = ArtifactDir(out)
+    config = TrainConfig.for_profile(profile, **options)
+    tools_path = art.require(art.tools, "crawl")
+    pos_path = art.require(art.syn_positives, "syn")
+    inputs = {"tools": file_sha256(tools_path), "positives": file_sha256(pos_path)}
+    if art.syn_negatives.exists():
+        inputs["negatives"] = file_sha256(art.syn_negatives)
+    fp = fingerprint({"config": config.to_dict(), "inputs": inputs})
+    if not force and art.is_done(STAGE, fp) and (art.model / "modules.json").exists():
+        log.info("train: %s already holds a model for this config and data; skipping", art.model)
+        stats = _stored_stats(art)
+        stats["skipped"] = True
+        return stats
+
+    started = time.perf_counter()
+    tools = pl.read_parquet(tools_path)
+    positives = pl.read_parquet(pos_path)
+    negatives = pl.read_parquet(art.syn_negatives) if art.syn_negatives.exists() else None
+    triples = training_triples(tools, positives, negatives, config)
+    evaluator = validation_evaluator(tools, positives, negatives, config)
+    work = art.root / ".train_work"
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        model, record = fine_tune(Dataset.from_polars(triples), evaluator, config, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    # save next to the final folder, check the saved copy reproduces the embeddings, then swap it in
+    staging = art.root / ".model.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save(str(staging))
+    probe_q, probe_t = triples["anchor"][:4].to_list(), triples["positive"][:4].to_list()
+    reloaded = DualEncoder.load(staging).freeze()
+    trained = DualEncoder(model).freeze()
+    diff = max(
+        float(np.abs(reloaded.encode_queries(probe_q) - trained.encode_queries(probe_q)).max()),
+        float(np.abs(reloaded.encode_tools(probe_t) - trained.encode_tools(probe_t)).max()),
+    )
+    if diff > 1e-4:
+        raise RuntimeError(f"the saved model does not reproduce the trained one (max diff {diff:.2e})")
+    stats = {
+        k: record[k]
+        for k in ("steps", "planned_steps", "warmup_steps", "train_examples", "train_loss", "train_seconds")
+    }
+    stats.update(
+        {
+            "precision": record["precision"],
+            "device": record["device"],
+            "val_queries": len(evaluator.queries) if evaluator is not None else 0,
+            "val_corpus": len(evaluator.corpus) if evaluator is not None else 0,
+            "val_before": record["val_before"],
+            "val_after": record["val_after"],
+            "reload_max_abs_diff": diff,
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+    )
+    write_json(
+        staging / "training_config.json",
+        {
+            "config": config.to_dict(),
+            "profile": profile.name,
+            "inputs": inputs,
+            "backbones": {
+                "query": encoder_provenance(config.query_encoder),
+                "tool": encoder_provenance(config.tool_encoder),
+            },
+            "loss": {"name": "MultipleNegativesRankingLoss", "scale": config.scale, "tau": 1.0 / config.scale},
+            "batch_sampler": "no_duplicates",
+            "used": {k: stats[k] for k in ("steps", "warmup_steps", "train_examples", "val_queries", "val_corpus")},
+            "versions": _versions(),
+        },
+    )
+    write_json(staging / "metrics.json", {**stats, "log_history": record["log_history"]})
+    shutil.rmtree(art.model, ignore_errors=True)
+    staging.rename(art.model)
+    art.mark_done(STAGE, fp, stats)
+    return stats
+
+
+def _stored_stats(art: ArtifactDir) -> dict[str, Any]:
+    import json
+
+    try:
+        return dict(json.loads((art.markers / f"{STAGE}.json").read_text()).get("stats", {}))
+    except (OSError, ValueError):
+        return {}
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for dist in ("sentence-transformers", "transformers", "torch"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "missing"
+    return out

@@ -1,0 +1,148 @@
+"""Live mode against a real HTTP server on 127.0.0.1 serving the snapshot, with injected faults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crawlers import crewai, langchain
+from crawlers.live import CREWAI_REF, LANGCHAIN_DOCS_REF, LiveSource
+from crawlers.pipeline import crawl_records, run
+from crawlers.report import CrawlErrors, SourceFailed
+from crawlers.source import MirrorSource
+from ecoagent.config import get_profile
+
+SPEC = f"/raw/crewAIInc/crewAI/{CREWAI_REF}/lib/crewai-tools/tool.specs.json"
+SERPER_README = (
+    f"/raw/crewAIInc/crewAI/{CREWAI_REF}/lib/crewai-tools/src/crewai_tools/tools/serper_dev_tool/README.md"
+)
+TAVILY_PAGE = f"/raw/langchain-ai/docs/{LANGCHAIN_DOCS_REF}/src/oss/integrations/tools/tavily_search.md"
+
+
+def _by_id(records: list) -> dict:
+    return {r.tool_id: r for r in records}
+
+
+def test_live_crawl_of_all_platforms_equals_the_mirror_crawl(
+    snapshot_server, mirror: Path, tmp_path: Path
+) -> None:
+    live = LiveSource(snapshot_server.live_config(), cache_dir=tmp_path / "cache")
+    live_errors, mirror_errors = CrawlErrors(), CrawlErrors()
+    got, _ = crawl_records(live, ("langchain", "crewai", "llamaindex", "n8n"), live_errors)
+    want, _ = crawl_records(MirrorSource(mirror), ("langchain", "crewai", "llamaindex", "n8n"), mirror_errors)
+    got_by, want_by = _by_id(got), _by_id(want)
+    assert set(got_by) == set(want_by)
+    for tid, rec in want_by.items():
+        other = got_by[tid]
+        assert (other.name, other.description, other.auth_names, other.endpoints, other.doc_url) == (
+            rec.name,
+            rec.description,
+            rec.auth_names,
+            rec.endpoints,
+            rec.doc_url,
+        ), tid
+    assert live_errors.count() == mirror_errors.count()
+    # live records name the URL they came from
+    assert got_by["crewai:serper_dev_tool"].sources[0].startswith(f"{snapshot_server.url}{SPEC}")
+
+
+def test_retries_on_429_500_slow_and_truncated_responses(snapshot_server, tmp_path: Path) -> None:
+    state = snapshot_server.state
+    state.faults[SPEC] = ["429", "500", "truncate"]
+    state.faults[SERPER_README] = ["slow"]
+    state.faults[TAVILY_PAGE] = ["500", "truncate"]
+    state.slow_s = 1.0
+    source = LiveSource(snapshot_server.live_config(read_timeout_s=0.3), cache_dir=tmp_path / "cache")
+    errors = CrawlErrors()
+    records, _ = crawl_records(source, ("crewai", "langchain"), errors)
+    tools = _by_id(records)
+    assert state.hits[SPEC] == 4 and state.hits[SERPER_README] == 2 and state.hits[TAVILY_PAGE] == 3
+    assert "crewai:serper_dev_tool" in tools and "langchain:tavily_search" in tools
+    assert "crewai/readmes/tools/serper_dev_tool/README.md" not in " ".join(
+        tools["crewai:serper_dev_tool"].sources
+    )
+    assert source.client.stats["retries"] == 6
+    assert errors.count("crewai") == 4  # only the four tools no source describes, as in the mirror crawl
+
+
+def test_a_file_that_keeps_failing_is_an_error_line_and_the_crawl_goes_on(
+    snapshot_server, tmp_path: Path
+) -> None:
+    snapshot_server.state.faults[TAVILY_PAGE] = ["500"] * 10
+    report = run(
+        tmp_path / "out",
+        get_profile("embedded"),
+        live=True,
+        platforms="langchain",
+        with_prior=False,
+        live_config=snapshot_server.live_config(retries=2),
+    )
+    lines = report["errors"]["lines"]["langchain"]
+    assert any(TAVILY_PAGE in line and "gave up after 3 attempts: HTTP 500" in line for line in lines)
+    assert report["per_platform"]["langchain"] > 200
+    assert report["http"]["retries"] == 2
+
+
+def test_a_whole_source_failing_fails_the_crawl_naming_it(snapshot_server, tmp_path: Path) -> None:
+    snapshot_server.state.faults[SPEC] = ["500"] * 10
+    with pytest.raises(SourceFailed, match=r"crawl of crewai failed: .*tool.specs.json.*HTTP 500"):
+        run(
+            tmp_path / "out",
+            get_profile("embedded"),
+            live=True,
+            platforms="crewai",
+            with_prior=False,
+            live_config=snapshot_server.live_config(retries=1),
+        )
+
+
+def test_robots_txt_disallow_is_respected(snapshot_server, tmp_path: Path) -> None:
+    folder = SERPER_README.rsplit("/", 1)[0]
+    snapshot_server.state.robots = f"User-agent: *\nDisallow: {folder}/\n"
+    errors = CrawlErrors()
+    source = LiveSource(snapshot_server.live_config(), cache_dir=tmp_path / "cache")
+    crawl_records(source, ("crewai",), errors)
+    assert snapshot_server.state.hits[SERPER_README] == 0
+    assert any("disallowed by robots.txt" in line for _, line in source.failures)
+
+
+def test_cache_makes_a_rerun_free_and_revalidates_with_etags(snapshot_server, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    state = snapshot_server.state
+    crawl_records(LiveSource(snapshot_server.live_config(), cache_dir=cache), ("crewai",), CrawlErrors())
+    first = sum(state.hits.values())
+    # resume: everything fetched before comes from the disk cache, not the server
+    again = LiveSource(snapshot_server.live_config(), cache_dir=cache)
+    crawl_records(again, ("crewai",), CrawlErrors())
+    assert sum(state.hits.values()) == first
+    assert again.client.stats["requests"] == 0 and again.client.stats["cache_hits"] > 100
+    # stale entries are revalidated: the server answers 304 and sends no body
+    stale = LiveSource(snapshot_server.live_config(cache_ttl_s=0.0), cache_dir=cache)
+    crawl_records(stale, ("crewai",), CrawlErrors())
+    assert state.conditional > 100 and stale.client.stats["revalidated"] == state.conditional
+
+
+def test_rate_limit_spaces_requests_to_one_host(snapshot_server, tmp_path: Path) -> None:
+    source = LiveSource(snapshot_server.live_config(min_interval_s=0.05), cache_dir=tmp_path / "cache")
+    for slug in ("arxiv", "tavily_search", "google_serper", "brave_search"):
+        source.read(f"{langchain.PAGES}/{slug}.md")
+    times = [t for t, p in snapshot_server.state.times if p.endswith(".md")]
+    assert len(times) == 4
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.04
+
+
+def test_live_urls_follow_the_catalog_readmes() -> None:
+    from crawlers.live import LiveConfig
+
+    source = LiveSource(LiveConfig())
+    assert source.url("crewai/tool.specs.json") == (
+        f"https://raw.githubusercontent.com/crewAIInc/crewAI/{CREWAI_REF}/lib/crewai-tools/tool.specs.json"
+    )
+    assert source.url("n8n/nodes-base/codex/nodes/Slack/Slack.node.json") == (
+        "https://unpkg.com/n8n-nodes-base@2.41.2/dist/nodes/Slack/Slack.node.json"
+    )
+    assert source.url("llamaindex/integrations/llama-index-tools-arxiv/README.md").endswith(
+        "/llama-index-integrations/tools/llama-index-tools-arxiv/README.md"
+    )
+    assert crewai.PLATFORM == "crewai"

@@ -1,0 +1,127 @@
+"""Parameters of build-ecoagent fail fast, before any stage or Prefect starts, with a clear message."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from flows.params import BuildParams, ParamsError, validate_params
+from flows.stages import STAGE_NAMES, order_stages, upstream_closure
+
+
+def test_defaults(tmp_path: Path) -> None:
+    p = validate_params({"out": str(tmp_path / "out")})
+    assert p.profile == "embedded"
+    assert p.selected == list(STAGE_NAMES)
+    assert p.out.is_dir() and p.out.is_absolute()
+    assert p.mirror is not None and p.mirror.is_dir()
+    assert p.stage_options("syn") == {"max_tools": None}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"profile": "nope"}, "unknown profile 'nope'"),
+        ({"max_tools": 0}, "max_tools"),
+        ({"max_tools": -3}, "max_tools"),
+        ({"stages": ["crawl", "sin"]}, "unknown stage(s) ['sin']"),
+        ({"stages": []}, "stages is empty"),
+        ({"platforms": ["zapier"]}, "unknown platform(s) ['zapier']"),
+        ({"task_runner": "ray"}, "task_runner"),
+        ({"dask_address": "tcp://127.0.0.1:8786"}, "only used with task_runner='dask'"),
+        ({"task_runner": "dask", "dask_address": "127.0.0.1"}, "must look like tcp://host:8786"),
+        ({"seed": -1}, "seed"),
+        ({"bogus": 1}, "bogus"),
+    ],
+)
+def test_bad_parameters(tmp_path: Path, changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ParamsError) as err:
+        validate_params({"out": str(tmp_path), **changes})
+    assert message in str(err.value)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_unwritable_out(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(ParamsError, match="not writable"):
+            validate_params({"out": str(locked / "out")})
+    finally:
+        locked.chmod(0o700)
+
+
+def test_out_is_a_file(tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("x")
+    with pytest.raises(ParamsError, match="not writable"):
+        validate_params({"out": str(file)})
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_paper_profile_needs_a_reachable_llm_server(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    with pytest.raises(ParamsError, match="not reachable"):
+        validate_params({"out": str(tmp_path), "profile": "paper", "llm_base_url": url})
+    # stages without the LLM do not need the server
+    validate_params({"out": str(tmp_path), "profile": "paper", "llm_base_url": url, "stages": ["crawl"]})
+
+
+def test_paper_profile_with_a_server(tmp_path: Path) -> None:
+    class Models(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            self.send_response(200 if self.path == "/v1/models" else 404)
+            self.end_headers()
+            self.wfile.write(b'{"data": [{"id": "google/gemma-3-1b-it"}]}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Models)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        p = validate_params({"out": str(tmp_path), "profile": "paper", "llm_base_url": url})
+        assert p.resolved_profile().models.llm_base_url == url
+        assert p.resolved_profile().models.llm == "google/gemma-3-1b-it"
+    finally:
+        server.shutdown()
+
+
+def test_partial_run_needs_earlier_outputs(tmp_path: Path) -> None:
+    with pytest.raises(ParamsError) as err:
+        validate_params({"out": str(tmp_path), "stages": ["train"]})
+    text = str(err.value)
+    assert "'train' needs the outputs of 'crawl'" in text
+    assert "'syn'" in text and "'real'" in text
+
+
+def test_missing_mirror(tmp_path: Path) -> None:
+    with pytest.raises(ParamsError, match="is not a folder"):
+        validate_params({"out": str(tmp_path), "mirror": str(tmp_path / "nothing")})
+
+
+def test_graph() -> None:
+    assert order_stages(["publish", "crawl", "syn", "crawl"]) == ["crawl", "syn", "publish"]
+    assert upstream_closure("evaluate") == {"crawl", "syn", "real", "train"}
+    assert upstream_closure("crawl") == set()
+
+
+def test_seed_overrides_profile(tmp_path: Path) -> None:
+    p = BuildParams(out=tmp_path, seed=7, max_tools=5)
+    assert p.resolved_profile().seed == 7
+    # max_tools is Syn's option, so it does not touch the other stages' cache keys
+    assert p.resolved_profile().syn_max_tools == 120
+    assert p.stage_options("syn") == {"max_tools": 5}

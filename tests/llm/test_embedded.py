@@ -1,0 +1,54 @@
+"""The embedded backend on the real packaged SmolLM2 model."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecoagent.llm import SamplingParams
+from ecoagent.llm.embedded import EmbeddedLLM
+from ecoagent.models import file_sha256, smollm2_gguf
+
+ASK = [{"role": "user", "content": "Write one question a user might ask a weather app."}]
+PARAMS = SamplingParams(max_new_tokens=8, temperature=0.8, seed=7, stop=("\n",))
+
+
+def test_info_records_model_and_gguf_hash(embedded_llm: EmbeddedLLM) -> None:
+    info = embedded_llm.info()
+    gguf = smollm2_gguf()
+    assert gguf is not None
+    assert info["backend"] == "embedded"
+    assert info["model"] == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert info["model_file_sha256"] == file_sha256(gguf)
+
+
+def test_same_seed_same_output_and_independent_of_batch(embedded_llm: EmbeddedLLM) -> None:
+    three = embedded_llm.generate([ASK, ASK, ASK], PARAMS)
+    again = embedded_llm.generate([ASK, ASK, ASK], PARAMS)
+    assert three == again
+    assert all(t.strip() for t in three)
+    # conversation i is sampled with seed + i, whatever batch it runs in
+    alone = embedded_llm.generate([ASK], SamplingParams(**{**PARAMS.to_dict(), "seed": PARAMS.seed + 2}))
+    assert alone[0] == three[2]
+    assert len(set(three)) > 1  # different seeds do sample differently
+
+
+def test_stop_string_ends_the_sample(embedded_llm: EmbeddedLLM) -> None:
+    conv = [{"role": "user", "content": "List three fruits, one per line."}]
+    out = embedded_llm.generate([conv], SamplingParams(max_new_tokens=24, temperature=0.0, stop=("\n",)))
+    assert "\n" not in out[0]
+
+
+def test_yes_probability_is_renormalized_over_yes_and_no(embedded_llm: EmbeddedLLM) -> None:
+    convs = [
+        [{"role": "user", "content": "Answer yes or no. Is water wet?"}],
+        [{"role": "user", "content": "Answer yes or no. Is a cat a kind of car?"}],
+    ]
+    scores = embedded_llm.yes_probability(convs)
+    assert len(scores) == 2
+    assert all(0.0 < s < 1.0 for s in scores)
+    assert embedded_llm.yes_probability(convs) == scores  # no sampling involved
+
+
+def test_bad_conversation_names_its_index(embedded_llm: EmbeddedLLM) -> None:
+    with pytest.raises(ValueError, match="conversation 1"):
+        embedded_llm.generate([ASK, [{"role": "assistant", "content": "hi"}]], PARAMS)

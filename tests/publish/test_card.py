@@ -1,0 +1,79 @@
+"""The dataset card: Hub-valid YAML (configs, licenses, categories) and a datasheet read from the stats."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from ecoagent.artifacts import ArtifactDir
+from ecoagent.publish.card import size_category
+
+
+def _card(out: Path) -> tuple[str, dict]:
+    text = (out / "dataset" / "README.md").read_text()
+    header = text.split("---\n", 2)[1]
+    return text, yaml.safe_load(header)
+
+
+def test_yaml_parses_as_a_hub_dataset_card(published: dict, small_out: Path) -> None:
+    text, meta = _card(small_out)
+    card = DatasetCard(text)
+    data = card.data
+    assert isinstance(data, DatasetCardData)
+    assert data.task_categories == ["text-retrieval"]
+    largest = max(sum(splits.values()) for splits in published["configs"].values())
+    assert data.size_categories == [size_category(largest)]
+    assert size_category(999) == "n<1K" and size_category(4255) == "1K<n<10K"
+    assert set(data.license) == {lic for lics in published["licenses"].values() for lic in lics}
+    if "other" in data.license:
+        assert data.license_name == "sustainable-use-license" and data.license_link.startswith("https://")
+    # configs with data_files that exist, one per published config, split names as published
+    configs = {c["config_name"]: c for c in meta["configs"]}
+    assert list(configs) == [*published["configs"], "default"]
+    assert configs["default"]["data_files"] == configs["qrels"]["data_files"]  # MTEB reads `default`
+    for name, splits in published["configs"].items():
+        files = configs[name]["data_files"]
+        assert [f["split"] for f in files] == list(splits)
+        assert all((small_out / "dataset" / f["path"]).is_file() for f in files)
+    assert meta["config_licenses"] == {**published["licenses"], "default": published["licenses"]["qrels"]}
+    info = {i["config_name"]: i for i in meta["dataset_info"]}
+    for name, splits in published["configs"].items():
+        assert {s["name"]: s["num_examples"] for s in info[name]["splits"]} == splits
+    # round trip through the Hub's card data keeps the configs
+    assert DatasetCardData(**data.to_dict()).to_dict()["configs"] == meta["configs"]
+
+
+def test_datasheet_reports_counts_filters_and_models(published: dict, small_out: Path) -> None:
+    text, _ = _card(small_out)
+    for section in (
+        "## Motivation",
+        "## Composition",
+        "## Collection",
+        "## Filters and what they removed",
+        "## Models that produced the data",
+        "## Uses",
+        "## Limitations",
+        "## Maintenance",
+        "## Licenses",
+    ):
+        assert section in text
+    n_tools = published["configs"]["tools"]["train"]
+    assert f"- Tools: {n_tools} (" in text
+    syn_stats = json.loads(ArtifactDir(small_out).syn_stats.read_text())
+    # each filter's threshold and removal count, as the stage reported them
+    for key in ("threshold", "removed"):
+        assert re.search(rf"\| `dedup\.{key}`\s*\| {syn_stats['dedup'][key]}\s*\|", text), key
+    assert "`filters[min_words].threshold`" in text and "`validator.threshold`" in text
+    assert "`recall.threshold`" in text
+    real = json.loads(ArtifactDir(small_out).real_stats.read_text())["pairs"]
+    removed = real["recalled"] - real["after_recall"]
+    assert re.search(rf"removed by the recall threshold \(cosine >= 0\.35\)\s*\| {removed}\s*\|", text)
+    removed = real["after_recall"] - real["after_validation"]
+    assert re.search(rf"removed by the validator \(score >= 0\.5\)\s*\| {removed}\s*\|", text)
+    # the models named by the rows themselves
+    assert "model=HuggingFaceTB/SmolLM2-135M-Instruct" in text
+    assert "sentence-transformers/all-mpnet-base-v2" in text

@@ -1,0 +1,146 @@
+"""The configs: every one loads offline with `datasets.load_dataset(folder, name)` and the expected rows."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import datasets
+import polars as pl
+import pytest
+
+from ecoagent.artifacts import ArtifactDir, write_parquet
+from ecoagent.config import get_profile
+from ecoagent.publish.configs import build_configs
+from ecoagent.publish.pipeline import run
+
+
+def _expected(out: Path) -> dict[str, dict[str, int]]:
+    art = ArtifactDir(out)
+    tools = pl.read_parquet(art.tools).height
+    syn = pl.read_parquet(art.syn_positives)
+    neg = pl.read_parquet(art.syn_negatives)
+    pairs = pl.read_parquet(art.real_pairs)
+    names = {"train": "train", "val": "validation", "test": "test"}
+
+    def per_split(frame: pl.DataFrame) -> dict[str, int]:
+        return {names[s]: n for s, n in frame.group_by("split").len().iter_rows()}
+
+    qrels = per_split(pl.concat([syn.select("split"), pairs.select("split")]))
+    qrels["syn_test"] = syn.filter(pl.col("split") == "test").height
+    qrels["real_test"] = pairs.filter(pl.col("split") == "test").height
+    return {
+        "tools": {"train": tools},
+        "syn": per_split(syn),
+        "syn_negatives": per_split(neg),
+        "real": per_split(pairs),
+        "real_decisions": {"train": pl.read_parquet(art.real_decisions).height},
+        "manual_check": {"train": pl.read_parquet(art.review_sample).height},
+        "corpus": {"corpus": tools},
+        "queries": {"queries": syn["query_id"].n_unique() + pairs["query_id"].n_unique()},
+        "qrels": qrels,
+    }
+
+
+def test_every_config_loads_offline_with_expected_rows(
+    published: dict, small_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    folder = str(small_out / "dataset")
+    expected = _expected(small_out)
+    assert published["configs"] == expected
+    assert published["absent"] == {}
+    for name, splits in {**expected, "default": expected["qrels"]}.items():
+        loaded = datasets.load_dataset(folder, name, cache_dir=str(tmp_path / "cache"))
+        assert {s: d.num_rows for s, d in loaded.items()} == splits, name
+    # no name: the default config, the qrels (as MTEB expects)
+    assert (
+        datasets.load_dataset(folder, split="test", cache_dir=str(tmp_path / "cache")).num_rows
+        == (expected["qrels"]["test"])
+    )
+
+
+def test_beir_configs_have_the_toolkit_columns(published: dict, small_out: Path) -> None:
+    folder = small_out / "dataset"
+    corpus = pl.read_parquet(folder / "corpus" / "corpus-00000-of-00001.parquet")
+    queries = pl.read_parquet(folder / "queries" / "queries-00000-of-00001.parquet")
+    qrels = pl.read_parquet(folder / "qrels" / "test-00000-of-00001.parquet")
+    assert corpus.columns == ["_id", "title", "text"]
+    assert queries.columns == ["_id", "text"]
+    assert qrels.columns == ["query-id", "corpus-id", "score"]
+    # every judgement points at a known query and a known tool
+    assert set(qrels["query-id"]) <= set(queries["_id"])
+    assert set(qrels["corpus-id"]) <= set(corpus["_id"])
+    assert all(i.startswith(("syn:", "real:")) for i in queries["_id"])
+
+
+def test_manual_check_carries_the_last_label(published: dict, small_out: Path) -> None:
+    mc = pl.read_parquet(small_out / "dataset" / "manual_check" / "train-00000-of-00001.parquet")
+    labels = dict(zip(mc["item_id"], mc["label"], strict=True))
+    assert labels["item-0"] == "match"  # relabelled: the last line wins
+    assert labels["item-1"] == "match"
+    assert labels["item-2"] is None
+
+
+def test_licenses_follow_the_sources(published: dict, small_out: Path) -> None:
+    platforms = set(pl.read_parquet(ArtifactDir(small_out).tools)["platform"])
+    lic = published["licenses"]
+    assert "apache-2.0" in lic["real"] and "apache-2.0" in lic["manual_check"]
+    assert "apache-2.0" not in lic["tools"] and "apache-2.0" not in lic["syn"]
+    assert ("other" in lic["tools"]) == ("n8n" in platforms)
+    assert ("mit" in lic["tools"]) == bool(platforms & {"langchain", "crewai", "llamaindex"})
+
+
+def test_tools_only_folder_publishes_and_lists_absent_configs(tools_source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tools.parquet").write_bytes(ArtifactDir(tools_source).tools.read_bytes())
+    stats = run(out, get_profile("embedded"))
+    assert set(stats["configs"]) == {"tools", "corpus"}
+    # without qrels, `tools` is the default config
+    assert (
+        datasets.load_dataset(str(out / "dataset"), split="train").num_rows
+        == stats["configs"]["tools"]["train"]
+    )
+    assert set(stats["absent"]) == {
+        "syn",
+        "syn_negatives",
+        "real",
+        "real_decisions",
+        "manual_check",
+        "queries",
+        "qrels",
+    }
+    card = (out / "dataset" / "README.md").read_text()
+    assert "absent" in card and "`real_decisions`: missing `real/decisions.parquet`" in card
+    assert ArtifactDir(out).is_done("publish", stats["fingerprint"])
+
+
+def test_missing_tools_fails_naming_the_crawl(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="ecoagent crawl"):
+        build_configs(ArtifactDir(tmp_path))
+
+
+def test_rebuild_in_place_is_not_served_from_a_stale_cache(small_out: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(small_out, out, ignore=shutil.ignore_patterns("dataset", ".done"))
+    cache = str(tmp_path / "cache")
+    run(out, get_profile("embedded"))
+    before = datasets.load_dataset(str(out / "dataset"), "corpus", split="corpus", cache_dir=cache).num_rows
+    tools = pl.read_parquet(out / "tools.parquet")
+    write_parquet(tools.head(tools.height // 2), out / "tools.parquet")
+    run(out, get_profile("embedded"))
+    after = datasets.load_dataset(str(out / "dataset"), "corpus", split="corpus", cache_dir=cache).num_rows
+    assert (before, after) == (tools.height, tools.height // 2)
+
+
+def test_an_empty_table_is_reported_absent_not_published_empty(small_out: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(small_out, out, ignore=shutil.ignore_patterns("dataset", ".done"))
+    pairs = pl.read_parquet(ArtifactDir(out).real_pairs)
+    write_parquet(pairs.clear(), ArtifactDir(out).real_pairs)
+    stats = run(out, get_profile("embedded"))
+    assert stats["absent"] == {"real": "no rows in its input"}
+    assert "real_test" not in stats["configs"]["qrels"]
+    loaded = datasets.load_dataset(str(out / "dataset"), "qrels", cache_dir=str(tmp_path / "cache"))
+    assert {s: d.num_rows for s, d in loaded.items()} == stats["configs"]["qrels"]

@@ -1,0 +1,84 @@
+"""The RATED adapter ranks exactly like ``RATED.rank_embedding`` and every run restarts from warm-up."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rated.config import RATEDConfig, Variant
+from rated.evaluation.failures import FailureSchedule
+from rated.evaluation.rated_policy import RatedPolicy
+from rated.evaluation.simulator import QueryPool, Stream, simulate
+
+retriever = pytest.importorskip("rated.retriever")
+index_mod = pytest.importorskip("rated.index")
+
+
+def _model(variant: Variant = Variant.FULL, n_tools: int = 30, dim: int = 32) -> object:
+    """Tools are one-hot embeddings, so a query's dot products are exactly its mixing weights."""
+    emb = np.eye(n_tools, dim, dtype=np.float32)
+    index = index_mod.ToolIndex(dim, [f"t{i}" for i in range(n_tools)], emb)
+    return retriever.RATED(None, index, np.full(n_tools, 0.5), RATEDConfig(variant=variant, top_k=5))
+
+
+def _queries(model: object, n: int = 6) -> tuple[np.ndarray, QueryPool]:
+    # each query is a noisy copy of one tool's embedding, and that tool is its true tool
+    rng = np.random.default_rng(1)
+    emb = model.index.embeddings[:n] + 0.05 * rng.normal(size=(n, model.index.dim)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    pool = QueryPool([f"q{i}" for i in range(n)], [frozenset({i}) for i in range(n)], [str(i) for i in range(n)])
+    return emb.astype(np.float32), pool
+
+
+def test_select_matches_rank_embedding() -> None:
+    model = _model()
+    emb, _ = _queries(model)
+    policy = RatedPolicy(model, emb, "RATED")
+    policy.reset(np.zeros(30, dtype=np.int64))
+    for q in range(len(emb)):
+        assert policy.select(0, q) == int(model.rank_embedding(emb[q])[0][0])
+
+
+def test_runs_restart_from_the_warm_state_and_repeat() -> None:
+    model = _model()
+    emb, pool = _queries(model)
+    policy = RatedPolicy(model, emb, "RATED")
+    stats = policy.warm_up(emb, pool.relevant)
+    assert stats["pairs"] == len(pool)
+    stream = Stream.sample(pool, 400, seed=0)
+    schedule = FailureSchedule.outage(30, np.array([0, 1]), onset=100)
+    first = simulate(policy, stream, schedule).success
+    second = simulate(policy, stream, schedule).success
+    assert np.array_equal(first, second)
+
+
+def test_full_adapts_where_no_feedback_cannot() -> None:
+    model = _model()
+    emb, pool = _queries(model)
+    # queries 0 and 1 get a second true tool (6, 7) ranked lower; tools 0 and 1 die
+    pool = QueryPool(pool.queries, [frozenset({0, 6}), frozenset({1, 7})] + pool.relevant[2:], pool.query_ids)
+    # q0 sits between tools 0 and 6 (nearer 0), q1 between 1 and 7: the backup is second in the top-K
+    for q, backup in ((0, 6), (1, 7)):
+        mix = 0.8 * model.index.embeddings[q] + 0.6 * model.index.embeddings[backup]
+        emb[q] = mix
+        assert model.rank_embedding(emb[q])[0][:2].tolist() == [q, backup]
+    stream = Stream(pool, np.tile([0, 1], 300), seed=0)
+    schedule = FailureSchedule.outage(30, np.array([0, 1]), onset=50)
+    full = simulate(RatedPolicy(model, emb, "full"), stream, schedule)
+    frozen = simulate(RatedPolicy(_model(Variant.NO_FEEDBACK), emb, "nofb"), stream, schedule)
+    assert frozen.success[50:].mean() == 0.0
+    assert full.success[-200:].mean() > 0.9
+
+
+def test_batched_warm_up_equals_the_library_warm_up() -> None:
+    ours, theirs = _model(), _model()
+    emb, pool = _queries(ours)
+    rng = np.random.default_rng(2)
+    emb = emb + 1.5 * rng.normal(size=emb.shape).astype(np.float32)  # some picks wrong, some right
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    pick = rng.integers(0, len(pool), size=200)
+    stats = RatedPolicy(ours, emb, "RATED").warm_up(emb[pick], [pool.relevant[i] for i in pick])
+    expected = theirs.warm_up([(emb[i], sorted(pool.relevant[i])) for i in pick])
+    assert 20 < stats["successes"] < 180 and stats["successes"] == expected["successes"]
+    a, b = ours.bandits.state_dict(), theirs.bandits.state_dict()
+    assert np.array_equal(a["arms"], b["arms"]) and np.allclose(a["A"], b["A"]) and np.allclose(a["b"], b["b"])

@@ -1,0 +1,48 @@
+"""Fusion: the three scales mapped to [0, 1] and the weights validated."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rated.fusion import fuse, fuse_unchecked, semantic_unit
+
+
+def test_semantic_unit_maps_cosine_affinely() -> None:
+    np.testing.assert_allclose(semantic_unit(np.array([-1.0, 0.0, 1.0])), [0.0, 0.5, 1.0])
+
+
+def test_fuse_by_hand() -> None:
+    out = fuse([0.6], [0.3], [0.9], weights=(0.75, 0.15, 0.10))
+    assert out[0] == pytest.approx(0.75 * 0.8 + 0.15 * 0.3 + 0.10 * 0.9)
+
+
+def test_bandit_is_clipped_to_unit_range() -> None:
+    out = fuse([0.0, 0.0], [1.7, -0.4], [0.5, 0.5], weights=(0.0, 1.0, 0.0))
+    np.testing.assert_allclose(out, [1.0, 0.0])
+
+
+def test_output_stays_in_unit_range() -> None:
+    rng = np.random.default_rng(0)
+    out = fuse(rng.uniform(-1, 1, 100), rng.normal(0.5, 1, 100), rng.random(100))
+    assert out.min() >= 0.0 and out.max() <= 1.0
+
+
+def test_hot_path_matches() -> None:
+    rng = np.random.default_rng(1)
+    sem, bandit, prior = rng.uniform(-1, 1, 10), rng.normal(0.5, 0.5, 10), rng.random(10)
+    w = (0.5, 0.3, 0.2)
+    np.testing.assert_allclose(fuse_unchecked(sem, bandit, prior, w), fuse(sem, bandit, prior, w))
+
+
+@pytest.mark.parametrize(
+    "weights", [(0.5, 0.5, 0.5), (1.2, -0.1, -0.1), (0.5, 0.5), (float("nan"), 0.5, 0.5)]
+)
+def test_invalid_weights_are_refused(weights: tuple) -> None:
+    with pytest.raises(ValueError):
+        fuse([0.0], [0.0], [0.0], weights=weights)
+
+
+def test_shape_mismatch_is_refused() -> None:
+    with pytest.raises(ValueError, match="shapes"):
+        fuse([0.0, 0.1], [0.0], [0.0])

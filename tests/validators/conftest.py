@@ -1,0 +1,72 @@
+"""Fixtures of the Real tests: real ToolBench files, a slice of the real crawl, the real small models.
+
+One session-scoped Real run (MiniLM recall, SmolLM2 validator, the ToolBench example files against a
+stratified slice of the crawled tool table) feeds the pipeline, sample, report and page tests.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from ecoagent.artifacts import write_parquet
+from ecoagent.config import MINILM, PROFILES, Profile
+from validators.toolbench import ParsedToolBench, load_toolbench
+
+TOOLS_PER_PLATFORM = 40
+EXAMPLE_FILES = "ToolBench/data_example/instruction"
+
+
+@pytest.fixture(scope="session")
+def toolbench_dir(mirror: Path) -> Path:
+    return mirror / "toolbench"
+
+
+@pytest.fixture(scope="session")
+def parsed(toolbench_dir: Path) -> ParsedToolBench:
+    return load_toolbench(toolbench_dir)
+
+
+@pytest.fixture(scope="session")
+def tools_slice(crawled_out: Path) -> pl.DataFrame:
+    """The first tools (by id) of every platform of the real crawl: small enough for CPU tests."""
+    tools = pl.read_parquet(crawled_out / "tools.parquet").sort("tool_id")
+    return pl.concat([g.head(TOOLS_PER_PLATFORM) for _, g in tools.group_by("platform", maintain_order=True)])
+
+
+@pytest.fixture(scope="session")
+def small_mirror(tmp_path_factory: pytest.TempPathFactory, toolbench_dir: Path) -> Path:
+    """A snapshot holding only ToolBench's example and demo files (verbatim copies): 10 unique queries."""
+    root = tmp_path_factory.mktemp("mirror")
+    target = root / "toolbench" / EXAMPLE_FILES
+    shutil.copytree(toolbench_dir / EXAMPLE_FILES, target)
+    return root
+
+
+@pytest.fixture(scope="session")
+def test_profile() -> Profile:
+    """The embedded profile with MiniLM as recall encoder (the packaged mpnet is slow to load on CPU)."""
+    return PROFILES["embedded"].replace(recall_encoder=MINILM)
+
+
+REAL_OPTIONS: dict[str, Any] = {"recall_threshold": 0.0, "top_k": 3, "sanity_pairs": 4, "batch_size": 8}
+
+
+@pytest.fixture(scope="session")
+def real_out(
+    tmp_path_factory: pytest.TempPathFactory,
+    tools_slice: pl.DataFrame,
+    small_mirror: Path,
+    test_profile: Profile,
+) -> tuple[Path, dict[str, Any]]:
+    """One Real run on the slice: every recalled pair reaches the validator (recall threshold 0)."""
+    from validators.pipeline import run
+
+    out = tmp_path_factory.mktemp("real_out")
+    write_parquet(tools_slice, out / "tools.parquet")
+    stats = run(out, test_profile, mirror=small_mirror, **REAL_OPTIONS)
+    return out, stats

@@ -1,0 +1,119 @@
+"""Parsing of every ToolBench file kind in the snapshot, against the counts its README states."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from validators.toolbench import ParsedToolBench, detect_kind, load_toolbench, parse_file, query_hash
+
+SOLVABLE = "StableToolBench/solvable_queries/test_instruction"
+IDS = "StableToolBench/solvable_queries/test_query_ids"
+TOOLEVAL = "StableToolBench/toolbench/tooleval/results/default_evalset/gpt-3.5-turbo_CoT"
+EXAMPLES = "ToolBench/data_example/instruction"
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind", "count"),
+    [
+        (f"{SOLVABLE}/G1_category.json", "solvable", 153),
+        (f"{SOLVABLE}/G1_instruction.json", "solvable", 163),
+        (f"{SOLVABLE}/G2_category.json", "solvable", 124),
+        (f"{SOLVABLE}/G2_instruction.json", "solvable", 106),
+        (f"{TOOLEVAL}/G1_category.json", "tooleval", 100),
+        (f"{TOOLEVAL}/G3_instruction.json", "tooleval", 100),
+        (f"{EXAMPLES}/G1_query.json", "example", 5),
+        (f"{EXAMPLES}/G2_query.json", "example", 3),
+        (f"{EXAMPLES}/G3_query.json", "example", 2),
+        (f"{EXAMPLES}/inference_query_demo.json", "demo", 1),
+        (f"{EXAMPLES}/inference_query_demo_open_domain.json", "open_domain", 1),
+    ],
+)
+def test_each_file_kind_parses_with_readme_counts(
+    toolbench_dir: Path, rel: str, kind: str, count: int
+) -> None:
+    got_kind, queries = parse_file(toolbench_dir / rel, toolbench_dir)
+    assert got_kind == kind
+    assert isinstance(queries, list) and len(queries) == count
+    assert all(q.query.strip() and q.source_file == rel and q.kind == kind for q in queries)
+
+
+def test_query_id_files_list_the_solvable_ids(toolbench_dir: Path, parsed: ParsedToolBench) -> None:
+    kind, ids = parse_file(toolbench_dir / IDS / "G1_category.json", toolbench_dir)
+    assert kind == "query_ids" and isinstance(ids, set) and len(ids) == 153
+    _, queries = parse_file(toolbench_dir / SOLVABLE / "G1_category.json", toolbench_dir)
+    assert {q.source_id for q in queries} == ids
+    assert parsed.unlisted_ids == []
+    assert sum(f.get("ids", 0) for f in parsed.per_file.values()) == 546
+
+
+def test_solvable_relevance_flags_follow_relevant_apis(toolbench_dir: Path) -> None:
+    raw = json.loads((toolbench_dir / SOLVABLE / "G2_instruction.json").read_text())
+    _, queries = parse_file(toolbench_dir / SOLVABLE / "G2_instruction.json", toolbench_dir)
+    for record, q in zip(raw, queries, strict=True):
+        assert q.group == "G2_instruction" and q.source_id == str(record["query_id"])
+        flagged = {(a.tool_name, a.api_name) for a in q.apis if a.relevant}
+        listed = {(a["tool_name"], a["api_name"]) for a in record["api_list"]}
+        assert flagged == {tuple(p) for p in record["relevant APIs"]} & listed
+        assert all(a.category for a in q.apis)
+
+
+def test_tooleval_unwraps_descriptions_and_drops_finish(toolbench_dir: Path) -> None:
+    _, queries = parse_file(toolbench_dir / TOOLEVAL / "G1_category.json", toolbench_dir)
+    q = next(q for q in queries if q.source_id == "1187")
+    assert q.group == "G1_category" and q.apis[0].relevant is None
+    first = q.apis[0]
+    assert (first.tool_name, first.api_name, first.description) == (
+        "advanced_movie_search",
+        "genre_list",
+        "Get list of all available genres",
+    )
+    everything = [a for q in queries for a in q.apis]
+    assert all(a.api_name != "Finish" for a in everything)
+    # every wrapper sentence is unwrapped: no description keeps ToolBench's boilerplate
+    assert not [a for a in everything if a.description and "This is the subfunction" in a.description]
+
+
+def test_snapshot_dedup(parsed: ParsedToolBench) -> None:
+    # 546 solvable + 500 ToolEval + 10 examples + 2 demo = 1058 records, 8 of them repeats
+    assert parsed.duplicates_removed == 8
+    assert len(parsed.queries) == 1050
+    assert len({q.query_id for q in parsed.queries}) == 1050
+    # the demo query repeats an example query, so no query of group "demo" survives
+    assert all(q.kind != "open_domain" for q in parsed.queries)
+
+
+def test_query_hash_ignores_case_and_spacing() -> None:
+    assert query_hash("Find  me a\nHotel") == query_hash("find me a hotel")
+    assert query_hash("find me a hotel") != query_hash("find me a motel")
+
+
+def test_unknown_format_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "toolbench" / "weird.json"
+    bad.parent.mkdir()
+    bad.write_text(json.dumps({"queries": "none"}))
+    with pytest.raises(ValueError, match=r"weird\.json: unknown ToolBench file format"):
+        load_toolbench(bad.parent)
+    with pytest.raises(ValueError, match="unknown"):
+        detect_kind(bad, [1, 2])
+
+
+def test_empty_query_names_the_record(tmp_path: Path, toolbench_dir: Path) -> None:
+    root = tmp_path / "toolbench"
+    shutil.copytree(toolbench_dir / EXAMPLES, root / EXAMPLES)
+    path = root / EXAMPLES / "G2_query.json"
+    records = json.loads(path.read_text())
+    records[1]["query"] = "   "
+    path.write_text(json.dumps(records))
+    with pytest.raises(
+        ValueError, match=rf"G2_query\.json query {records[1]['query_id']}: empty or missing 'query'"
+    ):
+        load_toolbench(root)
+
+
+def test_no_files_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no ToolBench JSON"):
+        load_toolbench(tmp_path)

@@ -1,0 +1,68 @@
+"""The validator on the real SmolLM2: scores in [0, 1], one checkpoint line per pair, resume skips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ecoagent.config import PROFILES
+from ecoagent.llm import LLMClient, make_llm
+from validators.sanity import labeled_pairs
+from validators.validator import Validator
+
+
+class Counting(LLMClient):
+    """The real client, counting the pairs it is asked to score (to prove the checkpoint is used)."""
+
+    def __init__(self, inner: LLMClient) -> None:
+        self.inner = inner
+        self.scored = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def info(self):
+        return self.inner.info()
+
+    def generate(self, conversations, params):
+        return self.inner.generate(conversations, params)
+
+    def yes_probability(self, conversations):
+        self.scored += len(conversations)
+        return self.inner.yes_probability(conversations)
+
+
+@pytest.fixture(scope="module")
+def llm() -> LLMClient:
+    return make_llm(PROFILES["embedded"].models, batch_size=4)
+
+
+def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) -> None:
+    pairs = [lp.pair for lp in labeled_pairs(parsed.queries, 3, seed=0)]
+    checkpoint = tmp_path / "ckpt.jsonl"
+    counting = Counting(llm)
+    scores = Validator(counting, checkpoint, batch_size=4).score(pairs)
+    assert set(scores) == {p.key for p in pairs} and counting.scored == 6
+    assert all(0.0 <= s <= 1.0 for s in scores.values())
+    lines = [json.loads(x) for x in checkpoint.read_text().splitlines()]
+    assert len(lines) == 6
+    assert {ln["model"] for ln in lines} == {"HuggingFaceTB/SmolLM2-135M-Instruct"}
+    assert {ln["prompt_version"] for ln in lines} == {"real-yesno-fewshot-v1"}
+
+    # a kill mid-write leaves a torn line: it is ignored, and nothing is scored twice
+    with checkpoint.open("a") as fh:
+        fh.write('{"query_id": "tb-x", "tool')
+    again = Validator(counting, checkpoint, batch_size=4).score(pairs)
+    assert again == scores and counting.scored == 6
+
+    # another prompt version does not reuse these scores
+    zero_shot = Validator(counting, checkpoint, batch_size=4, few_shot=False)
+    assert zero_shot.load_checkpoint() == {}
+
+
+def test_batch_size_must_be_positive(llm: LLMClient, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        Validator(llm, tmp_path / "c.jsonl", batch_size=0)

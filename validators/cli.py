@@ -1,0 +1,141 @@
+"""The `ecoagent real` and `ecoagent review` subcommands (light: heavy imports happen in the handlers)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ecoagent.cli import add_common
+
+
+def _profile(args: argparse.Namespace) -> Any:
+    from ecoagent.config import get_profile
+
+    profile = get_profile(args.profile)
+    return profile.replace(seed=args.seed) if args.seed is not None else profile
+
+
+def register_real(sub: Any) -> None:
+    """``ecoagent real --out DIR``: ToolBench queries -> recall -> LLM validator -> real/."""
+    p = sub.add_parser("real", help="build EcoAgent-Real (ToolBench queries validated against the tools)")
+    add_common(p)
+    p.add_argument("--mirror", type=Path, default=None, help="catalog snapshot (default ../shared/catalogs)")
+    p.add_argument("--recall-threshold", type=float, default=None, help="min cosine to reach the validator")
+    p.add_argument(
+        "--validator-threshold", type=float, default=None, help="min validator score to keep (0.85)"
+    )
+    p.add_argument("--top-k", type=int, default=None, help="tools recalled per query (5)")
+    p.add_argument("--batch-size", type=int, default=None, help="pairs per LLM call (16)")
+    p.add_argument(
+        "--sanity-pairs",
+        type=int,
+        default=None,
+        help="ToolBench ground-truth pairs per class for the AUC check",
+    )
+    p.set_defaults(func=_run_real)
+
+
+def _run_real(args: argparse.Namespace) -> int:
+    from ecoagent.summary import print_table
+    from validators.pipeline import run
+
+    stats = run(
+        Path(args.out),
+        _profile(args),
+        mirror=args.mirror,
+        recall_threshold=args.recall_threshold,
+        validator_threshold=args.validator_threshold,
+        top_k=args.top_k,
+        batch_size=args.batch_size,
+        sanity_pairs=args.sanity_pairs,
+    )
+    pairs = stats["pairs"]
+    rows: list[tuple[str, Any]] = [
+        ("queries (unique)", stats["queries"]["unique"]),
+        ("duplicates removed", stats["queries"]["duplicates_removed"]),
+        ("pairs recalled (top-k)", pairs["recalled"]),
+        (f"pairs after recall (cos >= {stats['recall']['threshold']})", pairs["after_recall"]),
+        (f"pairs kept (score >= {stats['validator']['threshold']})", pairs["after_validation"]),
+        ("queries kept", pairs["queries_after_validation"]),
+    ]
+    rows += [(f"kept on {p}", c["after_validation"]) for p, c in pairs["per_platform"].items()]
+    rows += [(f"split {s}", c["pairs"]) for s, c in pairs["per_split"].items()]
+    sanity = stats["validator"]["sanity_toolbench"]
+    if sanity.get("validator_auc") is not None:
+        rows.append(("validator AUC on ToolBench labels", sanity["validator_auc"]))
+    rows.append(("runtime (s)", stats["timings"]["total_s"]))
+    print_table(["real", "value"], rows, title=f"EcoAgent-Real -> {Path(args.out) / 'real'}")
+    return 0
+
+
+def register_review(sub: Any) -> None:
+    """``ecoagent review [serve|sample|report] --out DIR``: the 200-item manual check."""
+    p = sub.add_parser(
+        "review",
+        help="manual check: `review sample`, `review` (serve the labelling page), `review report`",
+        description="serve (default): label review/sample.parquet in a local web page; "
+        "sample: draw the stratified sample; report: agreement of labels with the validator",
+    )
+    p.add_argument("action", nargs="?", choices=("serve", "sample", "report"), default="serve")
+    add_common(p)
+    p.add_argument("--n", type=int, default=200, help="sample: items to draw")
+    p.add_argument(
+        "--labels", type=Path, default=None, help="report/serve: labels file (default review/labels.jsonl)"
+    )
+    p.add_argument("--port", type=int, default=8765, help="serve: port on 127.0.0.1 (0 = any free port)")
+    p.set_defaults(func=_run_review)
+
+
+def _run_review(args: argparse.Namespace) -> int:
+    from ecoagent.summary import print_table
+
+    out = Path(args.out)
+    if args.action == "sample":
+        from validators.review.sample import run
+
+        stats = run(out, _profile(args), n=args.n, seed=args.seed)
+        rows = [(k, v) for k, v in stats["per_stratum"].items()]
+        rows += [("total", stats["items"]), ("of candidates", stats["candidates"]), ("seed", stats["seed"])]
+        print_table(["stratum", "items"], rows, title=f"review sample -> {out / 'review' / 'sample.parquet'}")
+        return 0
+    if args.action == "report":
+        from validators.review.report import run as report
+
+        r = report(out, labels=args.labels)
+        o = r["overall"]
+        rows = [
+            ("items / labelled / unsure", f"{r['items']} / {r['labeled']} / {r['unsure']}"),
+            ("decided (match or no match)", o["n"]),
+            ("percent agreement", o["percent_agreement"]),
+            (
+                "Wilson 95% interval",
+                "-" if o["n"] == 0 else f"{o['wilson95'][0]:.1f} - {o['wilson95'][1]:.1f}",
+            ),
+            ("Cohen's kappa", o["cohen_kappa"]),
+            (
+                "confusion (hm&vk, hm only, vk only, neither)",
+                " ".join(str(v) for v in o["confusion"].values()),
+            ),
+        ]
+        rec = r["recommended"]
+        if rec["validator_threshold"]:
+            rows.append(("recommended validator threshold", rec["validator_threshold"]["threshold"]))
+        if rec["recall_threshold"]:
+            rows.append(("recommended recall threshold", rec["recall_threshold"]["threshold"]))
+        rows += [
+            (f"  {s}", f"{g['n']} items, {g['percent_agreement']:.1f}%") for s, g in r["per_stratum"].items()
+        ]
+        print_table(["agreement", "value"], rows, title=f"review report -> {out / 'review' / 'report.json'}")
+        return 0
+    from validators.review.server import ReviewServer
+
+    server = ReviewServer(out, port=args.port, labels=args.labels)
+    print(f"labelling page: {server.url}  (labels -> {server.state.labels_path}; Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

@@ -1,0 +1,113 @@
+"""Recall: the top-k tools of each ToolBench query by cosine, and what each cosine threshold keeps.
+
+Queries and tools are embedded by the configured recall encoder (tools as
+``ecoagent.schemas.tool_document``). A cosine threshold means different things for different
+encoders, so besides applying one we report the score distribution and a threshold grid, the
+evidence a profile's threshold is chosen from. Tool embeddings are cached per encoder and tool-text
+hash, so a rerun of the stage does not embed the tool table again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+THRESHOLD_GRID: tuple[float, ...] = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+
+
+def texts_hash(encoder: str, texts: Sequence[str]) -> str:
+    """A key for a list of texts embedded by one encoder (the cache file name)."""
+    h = hashlib.sha256(encoder.encode())
+    for t in texts:
+        h.update(b"\0" + t.encode())
+    return h.hexdigest()[:16]
+
+
+def embed(
+    encoder_name: str, texts: Sequence[str], cache: Path | None = None, batch_size: int = 32
+) -> np.ndarray:
+    """L2-normalized float32 embeddings of ``texts``, read from / written to ``cache`` when given."""
+    if not texts:
+        raise ValueError("nothing to embed: empty list of texts")
+    path = cache / f"emb-{texts_hash(encoder_name, texts)}.npy" if cache else None
+    if path is not None and path.exists():
+        return np.load(path)
+    from ecoagent.models import load_encoder
+
+    model = load_encoder(encoder_name)
+    emb = model.encode(
+        list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+    ).astype(np.float32)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npy")
+        np.save(tmp, emb)
+        tmp.replace(path)
+    return emb
+
+
+def top_k(query_emb: np.ndarray, tool_emb: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and cosines of the ``k`` most similar tools per query, best first (ties by index).
+
+    Both inputs must be L2-normalized, so the dot product is the cosine.
+    """
+    if k <= 0:
+        raise ValueError("k must be > 0")
+    if tool_emb.shape[0] == 0:
+        raise ValueError("the tool table is empty: no tools to recall")
+    k = min(k, tool_emb.shape[0])
+    sims = query_emb @ tool_emb.T
+    # stable sort of -sims keeps equal scores in tool order, so results do not depend on BLAS noise order
+    order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    return order, np.take_along_axis(sims, order, axis=1)
+
+
+def distribution(values: Sequence[float] | np.ndarray) -> dict[str, Any]:
+    """Summary of a score distribution: count, mean, quantiles and a 0.05-wide histogram."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return {"count": 0}
+    edges = np.round(np.arange(-1.0, 1.0001, 0.05), 2)
+    hist, _ = np.histogram(arr, bins=edges)
+    quantiles = {f"p{q}": float(np.percentile(arr, q)) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)}
+    return {
+        "count": int(arr.size),
+        "mean": float(arr.mean()),
+        "min": float(arr.min()),
+        "max": float(arr.max()),
+        **quantiles,
+        "histogram": [
+            {"from": float(lo), "to": float(hi), "count": int(c)}
+            for lo, hi, c in zip(edges[:-1], edges[1:], hist, strict=True)
+            if c
+        ],
+    }
+
+
+def threshold_grid(
+    scores: Sequence[float] | np.ndarray,
+    query_ids: Sequence[str],
+    grid: Sequence[float] = THRESHOLD_GRID,
+) -> list[dict[str, Any]]:
+    """For each threshold: how many pairs (score >= t) and how many distinct queries it keeps."""
+    arr = np.asarray(scores, dtype=float)
+    qids = np.asarray(query_ids)
+    rows = []
+    for t in grid:
+        mask = arr >= t
+        rows.append(
+            {
+                "threshold": float(t),
+                "pairs": int(mask.sum()),
+                "queries": int(len(set(qids[mask].tolist()))),
+                "share": float(mask.mean()) if arr.size else 0.0,
+            }
+        )
+    return rows

@@ -1,0 +1,139 @@
+"""The LLM validator: scores the functional match of (query, tool) pairs, checkpointing every batch.
+
+The score is the model's own probability of answering "yes", renormalized over {yes, no}
+(``LLMClient.yes_probability``), not a number parsed from generated text: it costs one forward pass,
+is deterministic, is defined for every pair (small models often emit unparseable or constant
+numbers), and is a continuous score whose threshold can be calibrated against human labels.
+Scores are appended to a JSONL checkpoint after each batch, keyed by model and prompt version, so a
+killed run resumes where it stopped and a rerun with the same model and prompt skips finished pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ecoagent.llm.base import LLMClient
+from validators.prompt import PROMPT_VERSIONS, validator_conversation
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PairText:
+    """The texts of one pair the validator reads; ``key`` identifies it in the checkpoint."""
+
+    query_id: str
+    tool_id: str
+    query: str
+    tool_name: str
+    description: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.query_id, self.tool_id)
+
+
+class Validator:
+    """Scores pairs in batches with an LLM and keeps every score in a checkpoint.
+
+    Args:
+        llm: the client (``ecoagent.llm.make_llm(profile.models)``).
+        checkpoint: JSONL file that receives one line per scored pair, appended and fsynced per batch.
+        batch_size: pairs per ``yes_probability`` call; must be > 0.
+        few_shot: put the prompt's two worked examples before each pair (``validators.prompt``).
+
+    The prompt version (stored with each score) follows from ``few_shot``; checkpoint lines of other
+    versions or models are ignored.
+    """
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        checkpoint: Path,
+        batch_size: int = 16,
+        few_shot: bool = True,
+    ) -> None:
+        if batch_size <= 0:
+            raise ValueError("batch_size must be > 0")
+        self.llm = llm
+        self.checkpoint = Path(checkpoint)
+        self.batch_size = batch_size
+        self.few_shot = few_shot
+        self.prompt_version = PROMPT_VERSIONS[few_shot]
+
+    @property
+    def model(self) -> str:
+        return self.llm.model_id
+
+    def load_checkpoint(self) -> dict[tuple[str, str], float]:
+        """Scores already computed with this model and prompt version (a torn last line is ignored)."""
+        done: dict[tuple[str, str], float] = {}
+        if not self.checkpoint.exists():
+            return done
+        for line in self.checkpoint.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a kill
+            if row.get("model") == self.model and row.get("prompt_version") == self.prompt_version:
+                done[(row["query_id"], row["tool_id"])] = float(row["score"])
+        return done
+
+    def _append(self, rows: list[dict[str, object]]) -> None:
+        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        with self.checkpoint.open("a", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, sort_keys=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def score(
+        self,
+        pairs: Sequence[PairText],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[tuple[str, str], float]:
+        """Scores in [0, 1] for every pair, computing only those the checkpoint lacks."""
+        scores = self.load_checkpoint()
+        todo = [p for p in dict.fromkeys(pairs) if p.key not in scores]
+        log.info(
+            "validator: %d pairs, %d from checkpoint, %d to score",
+            len(pairs),
+            len(pairs) - len(todo),
+            len(todo),
+        )
+        started = time.perf_counter()
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start : start + self.batch_size]
+            probs = self.llm.yes_probability(
+                [validator_conversation(p.query, p.tool_name, p.description, self.few_shot) for p in batch]
+            )
+            if len(probs) != len(batch):
+                raise RuntimeError(f"LLM returned {len(probs)} scores for {len(batch)} pairs")
+            rows = []
+            for pair, prob in zip(batch, probs, strict=True):
+                value = float(prob)
+                if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+                    raise RuntimeError(f"LLM score {value!r} for pair {pair.key} is not a probability")
+                scores[pair.key] = value
+                rows.append(
+                    {
+                        "query_id": pair.query_id,
+                        "tool_id": pair.tool_id,
+                        "score": value,
+                        "model": self.model,
+                        "prompt_version": self.prompt_version,
+                    }
+                )
+            self._append(rows)
+            done = start + len(batch)
+            if progress:
+                progress(done, len(todo))
+            log.info("validator: %d/%d scored (%.1fs)", done, len(todo), time.perf_counter() - started)
+        return scores
