@@ -29,7 +29,9 @@ from rated.index import ToolIndex
 from rated.retriever import RATED
 
 
-def world(n_tools: int, n_queries: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray, QueryPool, np.ndarray]:
+def world(
+    n_tools: int, n_queries: int, dim: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, QueryPool, np.ndarray]:
     rng = np.random.default_rng(seed)
     tools = rng.normal(size=(n_tools, dim)).astype(np.float32)
     tools /= np.linalg.norm(tools, axis=1, keepdims=True)
@@ -37,8 +39,10 @@ def world(n_tools: int, n_queries: int, dim: int, seed: int) -> tuple[np.ndarray
     second = rng.integers(0, n_tools, size=n_queries)
     q = tools[true] + 0.9 * rng.normal(size=(n_queries, dim)).astype(np.float32) / np.sqrt(dim)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
-    relevant = [frozenset({int(t), int(s)}) if i % 4 == 0 else frozenset({int(t)})
-                for i, (t, s) in enumerate(zip(true, second, strict=True))]
+    relevant = [
+        frozenset({int(t), int(s)}) if i % 4 == 0 else frozenset({int(t)})
+        for i, (t, s) in enumerate(zip(true, second, strict=True))
+    ]
     pool = QueryPool([f"q{i}" for i in range(n_queries)], relevant, [str(i) for i in range(n_queries)])
     return tools, q.astype(np.float32), pool, rng.random(n_tools)
 
@@ -91,13 +95,18 @@ def main() -> None:
         seconds = time.perf_counter() - t0
         total += seconds
         base = base or seconds
-        rows.append([p.name, seconds, seconds / args.steps * 1e6, seconds / base, PostFailSuccessRate()(trace)])
+        rows.append(
+            [p.name, seconds, seconds / args.steps * 1e6, seconds / base, PostFailSuccessRate()(trace)]
+        )
     rows.append(["all methods (one seed)", total, total / args.steps * 1e6, total / base, float("nan")])
     print_table(
-        ["method", "seconds", "µs/step", "× baseline", "Post-Fail SR"], rows,
+        ["method", "seconds", "µs/step", "× baseline", "Post-Fail SR"],
+        rows,
         title=f"{args.steps:,} steps, {args.tools:,} tools, {args.queries} queries, seed {args.seed}",
     )
-    print(f"\nsetup (RATED warm-up of 2,000 pairs x 3 variants): {setup:.2f}s; schedule + oracle: {schedule_s:.2f}s")
+    print(
+        f"\nsetup (RATED warm-up of 2,000 pairs x 3 variants): {setup:.2f}s; schedule + oracle: {schedule_s:.2f}s"
+    )
 
 
 if __name__ == "__main__":

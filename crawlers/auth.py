@@ -27,7 +27,7 @@ AGENT_KEY_PATTERNS: tuple[str, ...] = (
 _AGENT_KEY = re.compile("|".join(f"(?:{p})" for p in AGENT_KEY_PATTERNS))
 
 _SECRET_WORDS = re.compile(
-    r"(API_?KEY|APIKEY|TOKEN|SECRET|ACCESS_?KEY|PRIVATE_?KEY|SUBSCRIPTION_?KEY|_KEY$|^KEY$)", re.I
+    r"(API_?KEY|APIKEY|APP_?ID$|TOKEN|SECRET|ACCESS_?KEY|PRIVATE_?KEY|SUBSCRIPTION_?KEY|_KEY$|^KEY$)", re.I
 )
 _OAUTH_WORDS = re.compile(r"(OAUTH|CLIENT_?ID|CLIENT_?SECRET|REFRESH_?TOKEN)", re.I)
 _BASIC_WORDS = re.compile(r"(PASSWORD|PASSWD|USERNAME|_USER$|^USER$|LOGIN)", re.I)
@@ -38,8 +38,14 @@ def is_agent_key(name: str) -> bool:
     return bool(_AGENT_KEY.fullmatch(name))
 
 
+# where a credential is used, not the credential itself (TILORES_TOKEN_URL, AZURE_OPENAI_ENDPOINT)
+_LOCATION = re.compile(r"(_URL|_URI|_ENDPOINT|_HOST|_BASE|_REGION|_PATH|_FILE)$", re.I)
+
+
 def is_credential_name(name: str) -> bool:
     """True when a name (env var or constructor argument) carries a secret or a login."""
+    if _LOCATION.search(name):
+        return False
     return bool(_SECRET_WORDS.search(name) or _OAUTH_WORDS.search(name) or _BASIC_WORDS.search(name))
 
 

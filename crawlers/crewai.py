@@ -21,6 +21,11 @@ from crawlers.source import Source, SourceFileMissing
 from crawlers.text import FrontMatterError, first_heading, opening_description, parse_page
 
 PLATFORM = "crewai"
+_CLASS_REF = re.compile(r"`([A-Z][A-Za-z0-9]*(?:Tool|Tools|Adapter|ToolSet|Toolkit))`")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ def crawl(source: Source, errors: CrawlErrors, urls: CrewAIUrls | None = None) -
             rec.auth_names = read
             rec.auth_kind = kind_of_names(read)
 
-    by_lower = {re.sub(r"[^a-z0-9]", "", str(n).lower()): str(n) for n in list(spec_names) + list(module_of)}
+    by_lower = {_norm(str(n)): str(n) for n in list(spec_names) + list(module_of) if n}
     _read_docs(source, errors, tools, by_lower, urls)
     _read_readmes(source, errors, tools, module_of, urls)
 
@@ -190,25 +195,35 @@ def _read_docs(
                 continue  # listed but unreachable: the live source reports it
             stem = name[: -len(".mdx")]
             heading = first_heading(page.body) or ""
-            class_name = by_lower.get(re.sub(r"[^a-z0-9]", "", heading.lower())) or by_lower.get(
-                re.sub(r"[^a-z0-9]", "", stem.lower())
-            )
+            class_name = by_lower.get(_norm(heading)) or by_lower.get(_norm(stem))
             title = str(page.meta.get("title") or "").strip()
             description = str(page.meta.get("description") or "").strip() or opening_description(page.body)
-            if class_name is None and not title:
+            # a page without a class heading names its classes in backticks: `E2BExecTool`, `MySQLSearchTool`
+            named = list(dict.fromkeys(_CLASS_REF.findall(description)))
+            known = [by_lower[_norm(n)] for n in named if _norm(n) in by_lower]
+            if class_name is not None:
+                targets = [(tool_id(class_name), class_name)]
+            elif known:
+                targets = [(tool_id(n), n) for n in dict.fromkeys(known)]
+            elif len(named) == 1:
+                targets = [(tool_id(named[0]), title or named[0])]
+            elif title:
+                targets = [(f"{PLATFORM}:{slugify(stem)}", title)]
+            else:
                 errors.add(PLATFORM, where, "page names no tool (no class heading, no title)")
                 continue
-            tools.add(
-                ToolRecord(
-                    tool_id=tool_id(class_name) if class_name else f"{PLATFORM}:{slugify(stem)}",
-                    name=class_name or title,
-                    description=description,
-                    platform=PLATFORM,
-                    doc_url=f"{urls.docs}/{category}/{stem}",
-                    tags=[category],
-                    sources=[where],
+            for tid, name in targets:
+                tools.add(
+                    ToolRecord(
+                        tool_id=tid,
+                        name=name,
+                        description=description,
+                        platform=PLATFORM,
+                        doc_url=f"{urls.docs}/{category}/{stem}",
+                        tags=[category],
+                        sources=[where],
+                    )
                 )
-            )
 
 
 def _read_readmes(

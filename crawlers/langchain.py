@@ -123,6 +123,8 @@ def crawl(source: Source, errors: CrawlErrors, urls: LangChainUrls | None = None
                 endpoints=endpoints,
                 auth_kind=kind_of_names(env),
                 auth_names=env,
+                # the wrappers read keys with get_from_dict_or_env / secret_from_env, which fail without them
+                required_auth=list(env),
                 arguments=args,
                 sources=[f"{source.describe(f'{PLATFORM}/code_facts.jsonl')} ({c['class_name']})"],
             )
@@ -186,7 +188,7 @@ def _read_page(
             rec.doc_url = rec.doc_url or doc_url
             rec.tags = list(dict.fromkeys(rec.tags + tags))
             if not rec.auth_names and env:
-                rec.auth_names, rec.auth_kind = env, kind_of_names(env)
+                rec.auth_names, rec.auth_kind, rec.required_auth = env, kind_of_names(env), list(env)
             if where not in rec.sources:
                 rec.sources.append(where)
         return

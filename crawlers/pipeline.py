@@ -22,6 +22,7 @@ from crawlers import crewai, langchain, llamaindex, n8n
 from crawlers.health import auth_configured, requires_auth
 from crawlers.prior import PriorWeights, consistency, doc_quality, metadata_prior
 from crawlers.record import ToolRecord
+from crawlers.redact import redact
 from crawlers.report import CrawlErrors, SourceFailed
 from crawlers.source import MirrorSource, Source
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
@@ -98,6 +99,11 @@ def to_frame(
     rows = []
     for r in records:
         row = r.to_row()
+        row["description"] = redact(row["description"])
+        row["endpoints"] = [redact(u) for u in row["endpoints"]]
+        row["doc_url"] = redact(row["doc_url"])
+        for arg in row["arguments"]:
+            arg["description"] = redact(arg["description"])
         row["requires_auth"] = requires_auth(r)
         row["auth_configured"] = auth_configured(r, environ)
         row["link_status"] = (link_status or {}).get(r.tool_id, "unchecked")

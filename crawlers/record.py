@@ -18,8 +18,8 @@ from ecoagent.schemas import AUTH_KINDS
 
 def slugify(text: str) -> str:
     """A lower-case id part: camelCase split, runs of other characters turned into ``_``."""
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text.strip())
-    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    text = re.sub(r"([a-z])([A-Z])", r"\1_\2", text.strip())
+    text = re.sub(r"([A-Z0-9]+)([A-Z][a-z])", r"\1_\2", text)
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 

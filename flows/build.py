@@ -9,9 +9,13 @@ change therefore redoes only the stages whose inputs changed. ``syn`` and ``real
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import logging
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,7 @@ from prefect.context import TaskRunContext
 from prefect.futures import PrefectFuture
 from prefect.states import State
 
-from ecoagent.artifacts import fingerprint, write_json
+from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import ModelConfig, Profile
 from ecoagent.summary import format_table
 from flows.fingerprints import code_fingerprint, path_fingerprint, paths_fingerprint
@@ -99,6 +103,9 @@ def run_stage(call: dict[str, Any]) -> dict[str, Any]:
     func = resolve_target(call["target"])
     profile = _profile_from_dict(call["profile"])
     logger.info("stage %s: %s(out=%s)", call["stage"], call["target"], call["out"])
+    if call.get("force") and "force" not in inspect.signature(func).parameters:
+        # the stage skips work its completion marker vouches for; a forced build must redo it
+        (ArtifactDir(Path(call["out"])).markers / f"{call['stage']}.json").unlink(missing_ok=True)
     start = time.perf_counter()
     stats = call_stage(func, Path(call["out"]), profile, call["options"], force=call.get("force", False))
     wall = time.perf_counter() - start
@@ -257,7 +264,8 @@ def build_ecoagent(
     summary_path.unlink(missing_ok=True)
     runner = make_task_runner(p)
     start = time.perf_counter()
-    summary = build_stages.with_options(task_runner=runner)(p.model_dump(mode="json"))
+    with _share_api_url(p.task_runner == "dask"):
+        summary = build_stages.with_options(task_runner=runner)(p.model_dump(mode="json"))
     summary["wall_s"] = round(time.perf_counter() - start, 3)
     write_json(summary_path, summary)
     rows = summary_rows(summary)
@@ -271,6 +279,31 @@ def build_ecoagent(
         details = "; ".join(f"{s}: {summary['stages'][s].get('error', 'skipped')}" for s in failed)
         raise RuntimeError(f"build-ecoagent: stages did not finish: {details}")
     return summary
+
+
+@contextlib.contextmanager
+def _share_api_url(enabled: bool) -> Iterator[None]:
+    """Hand this run's API URL to the Dask workers started from here.
+
+    In ephemeral mode (no ``PREFECT_API_URL``) a worker process would start a temporary server of its
+    own and report its task runs there; exporting the URL of the one this flow runs on keeps a build in
+    one place. A cluster started elsewhere needs ``PREFECT_API_URL`` in its workers' environment.
+    """
+    if not enabled or os.environ.get("PREFECT_API_URL"):
+        yield
+        return
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    url = getattr(getattr(ctx, "client", None), "api_url", None)
+    if url is None:
+        yield
+        return
+    os.environ["PREFECT_API_URL"] = str(url).rstrip("/")
+    try:
+        yield
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
 
 
 def make_task_runner(p: BuildParams) -> Any:

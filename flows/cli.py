@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -117,7 +118,7 @@ def print_summary(summary: dict[str, Any]) -> None:
 
     for stage, info in summary["stages"].items():
         if "stats" in info:
-            rows = [[r["stat"], r["value"]] for r in _stats_table(info["stats"])]
+            rows = [[r["stat"], _short(r["value"])] for r in _stats_table(info["stats"])]
             if len(rows) > 30:
                 rows = rows[:30] + [["...", f"{len(rows) - 30} more in the Prefect artifact {stage}-stats"]]
             print_table(["stat", "value"], rows, title=f"{stage}: {info['status']} ({info['wall_s']:.1f} s)")
@@ -134,9 +135,17 @@ def print_summary(summary: dict[str, Any]) -> None:
     print_table(["stage", "status", "wall_s", "error"], rows, title=f"build-ecoagent: {summary['out']}")
 
 
+def _short(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _run(args: argparse.Namespace) -> int:
     # the ephemeral Prefect server needs longer than its default to start on 2 busy cores
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    if not args.verbose:
+        # the Prefect client logs every API request at INFO; stage logs are what a user wants to see
+        for name in ("httpx", "httpcore"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     from flows.params import validate_params
 
     params = params_from_args(args)

@@ -208,7 +208,7 @@ class RATED:
         q = self._embedding(query)
         with self._lock:
             i = self.select_embedding(q)
-            self._pending[i] = q
+            self._pending[i] = np.array(q, dtype=np.float32)  # a copy: the caller may reuse its buffer
             return self.index.ids[i]
 
     def rank(self, query: Query, k: int | None = None) -> list[tuple[str, float]]:

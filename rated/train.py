@@ -53,7 +53,11 @@ def training_triples(
         keep = np.sort(rng.choice(train.height, size=config.max_train_examples, replace=False))
         train = train[keep.tolist()]
     frame = pl.DataFrame(
-        {"anchor": train["query"], "positive": [docs[t] for t in train["tool_id"]], "tool_id": train["tool_id"]}
+        {
+            "anchor": train["query"],
+            "positive": [docs[t] for t in train["tool_id"]],
+            "tool_id": train["tool_id"],
+        }
     )
     if not config.hard_negatives:
         return frame.drop("tool_id")
@@ -62,7 +66,13 @@ def training_triples(
         ranked = (
             negatives.filter(pl.col("tool_id").is_in(list(docs)))
             .with_columns(pl.when(pl.col("kind") == "hard").then(0).otherwise(1).alias("_order"))
-            .sort("query_id", "positive_tool_id", "_order", pl.col("score"), descending=[False, False, False, True])
+            .sort(
+                "query_id",
+                "positive_tool_id",
+                "_order",
+                pl.col("score"),
+                descending=[False, False, False, True],
+            )
             .unique(["query_id", "positive_tool_id"], keep="first", maintain_order=True)
         )
         picked = {
@@ -200,7 +210,9 @@ def fine_tune(
         **precision,
     )
     loss = MultipleNegativesRankingLoss(model, scale=config.scale)
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train, loss=loss, evaluator=evaluator)
+    trainer = SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=train, loss=loss, evaluator=evaluator
+    )
     started = time.perf_counter()
     result = trainer.train()
     seconds = time.perf_counter() - started
@@ -305,9 +317,15 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
                 "query": encoder_provenance(config.query_encoder),
                 "tool": encoder_provenance(config.tool_encoder),
             },
-            "loss": {"name": "MultipleNegativesRankingLoss", "scale": config.scale, "tau": 1.0 / config.scale},
+            "loss": {
+                "name": "MultipleNegativesRankingLoss",
+                "scale": config.scale,
+                "tau": 1.0 / config.scale,
+            },
             "batch_sampler": "no_duplicates",
-            "used": {k: stats[k] for k in ("steps", "warmup_steps", "train_examples", "val_queries", "val_corpus")},
+            "used": {
+                k: stats[k] for k in ("steps", "warmup_steps", "train_examples", "val_queries", "val_corpus")
+            },
             "versions": _versions(),
         },
     )

@@ -41,7 +41,7 @@ class RealConfig:
     recall_threshold: float = EMBEDDED_RECALL_THRESHOLD
     validator_threshold: float = VALIDATOR_THRESHOLD
     batch_size: int = 16
-    few_shot: bool = True
+    few_shot: bool = False  # measured: no better AUC on ToolBench labels, twice the tokens (docs/real.md)
     sanity_pairs: int = 32
     seed: int = 0
 

@@ -3,7 +3,8 @@
 Tool names and descriptions are untrusted web text. They are cleaned, cut to a fixed length and
 placed between ``<tool>`` tags that the text itself can never open or close, and the system message
 tells the model that the fenced text is data, not instructions. Two worked examples (one yes, one no,
-on tools outside ToolBench and outside the crawl) precede the pair when ``few_shot`` is on. Changing
+on tools outside ToolBench and outside the crawl) precede the pair when ``few_shot`` is on; off by
+default, since on ToolBench's labels they did not raise SmolLM2's AUC and they double the tokens. Changing
 anything here changes ``PROMPT_VERSION``, which is stored with every decision, so scores from
 different prompts are never mixed.
 """
@@ -15,7 +16,7 @@ import re
 from ecoagent.llm.base import Conversation
 
 PROMPT_VERSIONS = {False: "real-yesno-v1", True: "real-yesno-fewshot-v1"}
-PROMPT_VERSION = PROMPT_VERSIONS[True]
+PROMPT_VERSION = PROMPT_VERSIONS[False]
 MAX_DESCRIPTION_CHARS = 320  # a tool's first sentences carry its function; this bounds prompt length
 MAX_QUERY_CHARS = 600
 
@@ -64,7 +65,7 @@ def _question(query: str, tool_name: str, description: str) -> str:
 
 
 def validator_conversation(
-    query: str, tool_name: str, description: str, few_shot: bool = True
+    query: str, tool_name: str, description: str, few_shot: bool = False
 ) -> Conversation:
     """The chat the validator scores with ``LLMClient.yes_probability``."""
     conv: Conversation = [{"role": "system", "content": SYSTEM}]

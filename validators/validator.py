@@ -58,7 +58,7 @@ class Validator:
         llm: LLMClient,
         checkpoint: Path,
         batch_size: int = 16,
-        few_shot: bool = True,
+        few_shot: bool = False,
     ) -> None:
         if batch_size <= 0:
             raise ValueError("batch_size must be > 0")

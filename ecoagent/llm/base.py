@@ -7,7 +7,7 @@ model in-process and the openai backend talks to any OpenAI-compatible server (v
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
@@ -61,6 +61,22 @@ class LLMClient(ABC):
     @abstractmethod
     def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
         """One completion per conversation, in order."""
+
+    def generate_seeded(
+        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+    ) -> list[str]:
+        """One completion per conversation, conversation ``i`` sampled with ``seeds[i]``.
+
+        Unlike ``generate`` (which seeds by position), the output of a conversation does not depend on
+        what else is in the call, so resumed runs reproduce uninterrupted ones. Backends override this
+        to batch; the default runs one conversation at a time.
+        """
+        if len(seeds) != len(conversations):
+            raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
+        out: list[str] = []
+        for conv, seed in zip(conversations, seeds, strict=True):
+            out.extend(self.generate([conv], replace(params, seed=seed)))
+        return out
 
     @abstractmethod
     def yes_probability(self, conversations: list[Conversation]) -> list[float]:

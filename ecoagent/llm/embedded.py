@@ -122,6 +122,7 @@ class EmbeddedLLM(LLMClient):
         self.model.eval()
         self._revision = getattr(self.model.config, "_commit_hash", None)
         self._yes_ids, self._no_ids = answer_token_ids(self.tokenizer)
+        self._stop_ids: dict[tuple[str, ...], list[int]] = {}
         log.info("loaded %s in %.1fs", self._model_id, time.perf_counter() - started)
 
     @property
@@ -148,9 +149,14 @@ class EmbeddedLLM(LLMClient):
     def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
         """Complete each conversation; conversation ``i`` is sampled with seed ``params.seed + i``."""
         seeds = [params.seed + i for i in range(len(conversations))]
-        return self.generate_seeded(self.template(conversations), params, seeds)
+        return self.generate_prompts(self.template(conversations), params, seeds)
 
-    def generate_seeded(self, prompts: list[str], params: SamplingParams, seeds: list[int]) -> list[str]:
+    def generate_seeded(
+        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+    ) -> list[str]:
+        return self.generate_prompts(self.template(conversations), params, seeds)
+
+    def generate_prompts(self, prompts: list[str], params: SamplingParams, seeds: list[int]) -> list[str]:
         """Complete already-templated prompts, each with its own seed (independent of batching)."""
         import torch
         from transformers import LogitsProcessorList
@@ -178,13 +184,33 @@ class EmbeddedLLM(LLMClient):
                 )
                 kwargs["logits_processor"] = LogitsProcessorList([sampler])
             if params.stop:
-                kwargs.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
+                kwargs["eos_token_id"] = self._stop_token_ids(params.stop)
+                if any(len(s) > 1 for s in params.stop):  # may span tokens: let transformers match text
+                    kwargs.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
             with torch.inference_mode():
                 out = self.model.generate(**enc, **kwargs)
             new = out[:, enc["input_ids"].shape[1] :]
             for row in self.tokenizer.batch_decode(new, skip_special_tokens=True):
                 results.append(_cut_at_stop(row, params.stop))
         return results
+
+    def _stop_token_ids(self, stop: tuple[str, ...]) -> list[int]:
+        """EOS plus every token whose text contains a stop string: a cheap stop for "\n" and the like.
+
+        transformers' ``stop_strings`` scans the whole vocabulary on every call, which costs more than a
+        short generation on a small CPU; a single-character stop always lies inside one token.
+        """
+        if stop not in self._stop_ids:
+            vocab = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
+            ids = {
+                i
+                for i, piece in enumerate(vocab)
+                if piece is not None and any(s in self.tokenizer.convert_tokens_to_string([piece]) for s in stop)
+            }
+            eos = self.tokenizer.eos_token_id
+            ids |= {eos} if isinstance(eos, int) else set(eos or [])
+            self._stop_ids[stop] = sorted(ids)
+        return self._stop_ids[stop]
 
     def count_tokens(self, texts: list[str]) -> int:
         """Tokens in ``texts`` under this model's tokenizer (for throughput reports)."""

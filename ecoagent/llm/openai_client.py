@@ -79,7 +79,7 @@ class OpenAILLM(LLMClient):
             "model_file_sha256": served.get("model_file_sha256"),
         }
 
-    def _complete(self, conversation: Conversation, params: SamplingParams, index: int) -> str:
+    def _complete(self, conversation: Conversation, params: SamplingParams, seed: int) -> str:
         extra: dict[str, Any] = {}
         if params.repetition_penalty != 1.0:
             extra["repetition_penalty"] = params.repetition_penalty  # vLLM's sampling extension
@@ -89,14 +89,22 @@ class OpenAILLM(LLMClient):
             max_tokens=params.max_new_tokens,
             temperature=params.temperature,
             top_p=params.top_p,
-            seed=params.seed + index,  # per-conversation seed: independent of batching and concurrency
+            seed=seed,
             stop=list(params.stop) or None,
             extra_body=extra or None,
         )
         return response.choices[0].message.content or ""
 
     def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
-        futures = [self._pool.submit(self._complete, c, params, i) for i, c in enumerate(conversations)]
+        """Conversation ``i`` is sampled with seed ``params.seed + i`` (as the embedded backend does)."""
+        return self.generate_seeded(conversations, params, [params.seed + i for i in range(len(conversations))])
+
+    def generate_seeded(
+        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+    ) -> list[str]:
+        if len(seeds) != len(conversations):
+            raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
+        futures = [self._pool.submit(self._complete, c, params, s) for c, s in zip(conversations, seeds, strict=True)]
         return [f.result() for f in futures]
 
     def _score(self, conversation: Conversation) -> float:

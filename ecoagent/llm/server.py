@@ -87,7 +87,7 @@ class BatchingWorker:
         if jobs[0].kind == "score":
             return self._first_token(jobs)
         seeds = [j.params.seed for j in jobs]
-        texts = self.llm.generate_seeded(prompts, jobs[0].params, seeds)
+        texts = self.llm.generate_prompts(prompts, jobs[0].params, seeds)
         return [(t, None) for t in texts]
 
     def _first_token(self, jobs: list[_Job]) -> list[Any]:
@@ -189,7 +189,7 @@ def _handler(llm: EmbeddedLLM, worker: BatchingWorker) -> type[BaseHTTPRequestHa
             messages = body["messages"]
             if not isinstance(messages, list) or not messages:
                 raise ValueError("messages must be a non-empty list")
-            prompt = llm.template([{"role": m["role"], "content": m["content"]} for m in messages])[0]
+            prompt = llm.template([[{"role": m["role"], "content": m["content"]} for m in messages]])[0]
             stop = body.get("stop") or ()
             params = SamplingParams(
                 max_new_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 64),

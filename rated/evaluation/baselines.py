@@ -124,7 +124,12 @@ class BatchUpdate(RankedPolicy):
     name = "BatchUpdate"
 
     def __init__(
-        self, candidates: CandidateLists, n_tools: int, batch: int = 500, lr: float = 0.5, name: str | None = None
+        self,
+        candidates: CandidateLists,
+        n_tools: int,
+        batch: int = 500,
+        lr: float = 0.5,
+        name: str | None = None,
     ) -> None:
         super().__init__(candidates, name)
         if batch < 1:
@@ -157,14 +162,30 @@ class BatchUpdate(RankedPolicy):
 
 @dataclass
 class GlobalMABState:
-    """Discounted counts of one non-contextual arm per tool (Garivier & Moulines' discounted UCB)."""
+    """Discounted counts of one non-contextual arm per tool (Garivier & Moulines' discounted UCB).
+
+    Every arm is discounted by gamma at every step. Instead of multiplying all arms each step, the
+    arrays hold counts divided by ``scale`` = gamma^t, so a step touches one arm; the true discounted
+    values are ``n * scale`` and ``s * scale`` (renormalized before ``scale`` underflows).
+    """
 
     n: np.ndarray
     s: np.ndarray
     total: float = 0.0
+    scale: float = 1.0
 
     def copy(self) -> GlobalMABState:
-        return GlobalMABState(self.n.copy(), self.s.copy(), self.total)
+        return GlobalMABState(self.n.copy(), self.s.copy(), self.total, self.scale)
+
+    def step(self, gamma: float, arm: int, reward: float) -> None:
+        self.scale *= gamma
+        if self.scale < 1e-200:
+            self.n *= self.scale
+            self.s *= self.scale
+            self.scale = 1.0
+        self.total = self.total * gamma + 1.0
+        self.n[arm] += 1.0 / self.scale
+        self.s[arm] += reward / self.scale
 
 
 class GlobalMAB(RankedPolicy):
@@ -209,8 +230,8 @@ class GlobalMAB(RankedPolicy):
     def ucb(self, idx: np.ndarray) -> np.ndarray:
         """Mean reward + bonus, clipped to [0, 1] so it sits on the same scale as cosine and prior;
         an untried arm gets the optimistic 1."""
-        n = self.state.n[idx]
-        mean = np.divide(self.state.s[idx], n, out=np.full(idx.size, 0.5), where=n > 0)
+        n = self.state.n[idx] * self.state.scale
+        mean = np.divide(self.state.s[idx] * self.state.scale, n, out=np.full(idx.size, 0.5), where=n > 0)
         bonus = self.alpha * np.sqrt(np.log(max(self.state.total, 1.0) + 1.0) / np.maximum(n, 1e-9))
         return np.clip(np.where(n > 0, mean + bonus, 1.0), 0.0, 1.0)
 
@@ -222,11 +243,7 @@ class GlobalMAB(RankedPolicy):
         return self.present(step, idx[np.argsort(-scores, kind="stable")])
 
     def observe(self, step: int, query: int, tool: int, success: bool, error: bool) -> None:
-        self.state.n *= self.gamma
-        self.state.s *= self.gamma
-        self.state.total = self.state.total * self.gamma + 1.0
-        self.state.n[tool] += 1.0
-        self.state.s[tool] += float(success)
+        self.state.step(self.gamma, tool, float(success))
 
     def warm_up(self, candidates: CandidateLists, relevant: list[frozenset[int]]) -> None:
         """Learn from warm-up pairs (``candidates`` row i has true tools ``relevant[i]``), every tool

@@ -18,10 +18,16 @@ def register(subparsers: Any) -> None:
     add_common(parser)
     parser.add_argument("--seeds", type=int, default=5, help="simulation seeds (default 5)")
     parser.add_argument("--steps", type=int, default=None, help="selections per stream (default 10,000)")
-    parser.add_argument("--streams", default=None, help="comma-separated datasets to simulate (default real,syn)")
+    parser.add_argument(
+        "--streams", default=None, help="comma-separated datasets to simulate (default real,syn)"
+    )
     parser.add_argument("--no-latency", action="store_true", help="skip Table 3")
-    parser.add_argument("--no-sensitivity", action="store_true", help="skip the (w1, w3) and (gamma, alpha) sweeps")
-    parser.add_argument("--no-mpnet", action="store_true", help="leave all-mpnet-base-v2 out of the baselines")
+    parser.add_argument(
+        "--no-sensitivity", action="store_true", help="skip the (w1, w3) and (gamma, alpha) sweeps"
+    )
+    parser.add_argument(
+        "--no-mpnet", action="store_true", help="leave all-mpnet-base-v2 out of the baselines"
+    )
     parser.set_defaults(func=_run)
 
 

@@ -33,7 +33,9 @@ class Catalog:
     @classmethod
     def from_frame(cls, tools: pl.DataFrame) -> Catalog:
         ids = tools["tool_id"].to_list()
-        prior = tools["prior"].fill_null(0.0).to_numpy().astype(np.float64) if "prior" in tools.columns else None
+        prior = (
+            tools["prior"].fill_null(0.0).to_numpy().astype(np.float64) if "prior" in tools.columns else None
+        )
         return cls(
             tools=tools,
             documents=tool_documents(tools),
@@ -52,9 +54,13 @@ class Catalog:
 def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
     """The (query_id, query, tool_id, split) pairs of one dataset."""
     if dataset == "syn":
-        return pl.read_parquet(art.require(art.syn_positives, "syn")).select("query_id", "query", "tool_id", "split")
+        return pl.read_parquet(art.require(art.syn_positives, "syn")).select(
+            "query_id", "query", "tool_id", "split"
+        )
     if dataset == "real":
-        return pl.read_parquet(art.require(art.real_pairs, "real")).select("query_id", "query", "tool_id", "split")
+        return pl.read_parquet(art.require(art.real_pairs, "real")).select(
+            "query_id", "query", "tool_id", "split"
+        )
     raise ValueError(f"unknown dataset {dataset!r}; choose syn or real")
 
 
@@ -64,9 +70,7 @@ def pool_from_pairs(pairs: pl.DataFrame, catalog: Catalog) -> tuple[QueryPool, i
     known = pairs.filter(pl.col("tool_id").is_in(list(catalog.index)))
     dropped = pairs.height - known.height
     grouped = (
-        known.group_by("query_id")
-        .agg(pl.col("query").first(), pl.col("tool_id").unique())
-        .sort("query_id")
+        known.group_by("query_id").agg(pl.col("query").first(), pl.col("tool_id").unique()).sort("query_id")
     )
     relevant = [frozenset(catalog.index[t] for t in tools) for tools in grouped["tool_id"].to_list()]
     return QueryPool(grouped["query"].to_list(), relevant, grouped["query_id"].to_list()), dropped

@@ -34,9 +34,9 @@ PAPER_SCENARIOS: tuple[Scenario, ...] = (
     Scenario("rho=30%", "permanent", rho=0.3, theta=0.8),
 )
 EXTENDED_SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("recovering (rho=20%, back at 5,001)", "recovering", rho=0.2, theta=0.9, recover_at=5000),
+    Scenario("recovering (rho=20%)", "recovering", rho=0.2, theta=0.9, recover_at=5000),
     Scenario("flaky (rho=20%, p=0.5)", "flaky", rho=0.2, theta=0.9, flaky_p=0.5),
-    Scenario("cold start (rho=20%, +10% new tools at 5,001)", "cold_start", rho=0.2, theta=0.9, arrival=5000),
+    Scenario("cold start (rho=20%, +10% new tools)", "cold_start", rho=0.2, theta=0.9, arrival=5000),
 )
 
 
@@ -54,7 +54,9 @@ class SimulationConfig:
         return asdict(self)
 
 
-def run_metrics(trace: Trace, scenario: Scenario, config: SimulationConfig, new_steps: np.ndarray | None) -> dict[str, Any]:
+def run_metrics(
+    trace: Trace, scenario: Scenario, config: SimulationConfig, new_steps: np.ndarray | None
+) -> dict[str, Any]:
     """All metrics of one run; the scenario decides which extra ones apply."""
     end = min(config.window_end, config.steps)
     out: dict[str, Any] = {
@@ -120,7 +122,9 @@ def aggregate(runs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                     "values": values,
                 }
                 continue
-            arr = np.array([v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))])
+            arr = np.array(
+                [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+            )
             row[key] = {
                 "mean": float(arr.mean()) if arr.size else None,
                 "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,

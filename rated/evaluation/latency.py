@@ -29,10 +29,16 @@ def time_per_query(fn: Callable[[int, str], Any], queries: Sequence[str]) -> dic
         t0 = time.perf_counter()
         fn(i, q)
         times[i] = time.perf_counter() - t0
-    return {"mean_ms": float(times.mean() * 1e3), "p95_ms": float(np.quantile(times, 0.95) * 1e3), "n": len(queries)}
+    return {
+        "mean_ms": float(times.mean() * 1e3),
+        "p95_ms": float(np.quantile(times, 0.95) * 1e3),
+        "n": len(queries),
+    }
 
 
-def measure(full: Any, no_feedback: Any, global_mab: Any, queries: Sequence[str], batch: int = 500) -> list[dict[str, Any]]:
+def measure(
+    full: Any, no_feedback: Any, global_mab: Any, queries: Sequence[str], batch: int = 500
+) -> list[dict[str, Any]]:
     """Table 3's rows for RATED models built from the same encoder and index.
 
     Args:

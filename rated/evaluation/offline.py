@@ -36,8 +36,13 @@ class OfflineRow:
     kind: str  # "baseline" or "rated"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "split": self.split, "kind": self.kind, "n_queries": int(self.scores.rr.size),
-                **self.scores.means()}
+        return {
+            "method": self.method,
+            "split": self.split,
+            "kind": self.kind,
+            "n_queries": int(self.scores.rr.size),
+            **self.scores.means(),
+        }
 
 
 def rankings_from_scores(scores: np.ndarray, depth: int = DEPTH) -> list[np.ndarray]:
@@ -61,11 +66,15 @@ def rated_rankings(policy: RatedPolicy, query_emb: np.ndarray, depth: int = DEPT
     return out
 
 
-def score_rankings(method: str, split: str, rankings: Sequence[np.ndarray], pool: QueryPool, kind: str) -> OfflineRow:
+def score_rankings(
+    method: str, split: str, rankings: Sequence[np.ndarray], pool: QueryPool, kind: str
+) -> OfflineRow:
     return OfflineRow(method, split, RetrievalScores.compute(rankings, pool.relevant), kind)
 
 
-def significance(rows: Sequence[OfflineRow], target: str, n_resamples: int, seed: int) -> dict[str, dict[str, Any]]:
+def significance(
+    rows: Sequence[OfflineRow], target: str, n_resamples: int, seed: int
+) -> dict[str, dict[str, Any]]:
     """Per split: ``target`` (RATED Full) vs the baseline with the best MRR, on per-query reciprocal ranks."""
     out: dict[str, dict[str, Any]] = {}
     for split in sorted({r.split for r in rows}):

@@ -8,6 +8,7 @@ simulation, so every method of every seed replays 10,000 steps in seconds.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import asdict, dataclass, field
@@ -76,6 +77,14 @@ class EvaluationConfig:
     scenarios: tuple[Scenario, ...] = field(default=dynamic.PAPER_SCENARIOS)
     extended_scenarios: tuple[Scenario, ...] = field(default=dynamic.EXTENDED_SCENARIOS)
 
+    def all_scenarios(self, extended: bool) -> list[Scenario]:
+        """The scenarios with this config's onset; recovery and arrivals at the end of the metric window."""
+        chosen = list(self.scenarios) + (list(self.extended_scenarios) if extended else [])
+        return [
+            dataclasses.replace(s, onset=self.onset, recover_at=self.window_end, arrival=self.window_end)
+            for s in chosen
+        ]
+
     def simulation(self) -> dynamic.SimulationConfig:
         return dynamic.SimulationConfig(self.steps, self.onset, self.window_end, 200, self.seeds)
 
@@ -97,19 +106,26 @@ class DatasetInputs:
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # baseline -> [n_test, n_tools]
 
 
-def _warm_pool(art: ArtifactDir, dataset: Dataset, catalog: Catalog, n: int, seed: int) -> tuple[QueryPool, str]:
+def _warm_pool(
+    art: ArtifactDir, dataset: Dataset, catalog: Catalog, n: int, seed: int
+) -> tuple[QueryPool, str]:
     """``n`` pairs drawn with replacement from the train split (val if train is empty), seeded."""
     for split in ("train", "val"):
         pool, _ = load_pool(art, dataset, split, catalog)
         if len(pool):
             rng = np.random.default_rng([seed, 0xA11])
             pick = rng.integers(0, len(pool), size=n) if n else np.zeros(0, dtype=np.int64)
-            return QueryPool([pool.queries[i] for i in pick], [pool.relevant[i] for i in pick],
-                             [pool.query_ids[i] for i in pick]), split
+            return QueryPool(
+                [pool.queries[i] for i in pick],
+                [pool.relevant[i] for i in pick],
+                [pool.query_ids[i] for i in pick],
+            ), split
     return QueryPool([], [], []), "none"
 
 
-def _load_inputs(art: ArtifactDir, catalog: Catalog, cfg: EvaluationConfig, seed: int) -> dict[str, DatasetInputs]:
+def _load_inputs(
+    art: ArtifactDir, catalog: Catalog, cfg: EvaluationConfig, seed: int
+) -> dict[str, DatasetInputs]:
     out = {}
     for dataset in ("syn", "real"):
         test, dropped = load_pool(art, dataset, "test", catalog)  # type: ignore[arg-type]
@@ -150,7 +166,9 @@ def _encode_all(inputs: dict[str, DatasetInputs], models: dict[str, Any]) -> Non
             d.warm_emb[key] = _encode_unique(models[key], d.warm.queries)
 
 
-def _baseline_scores(inputs: dict[str, DatasetInputs], catalog: Catalog, cfg: EvaluationConfig, models: dict[str, Any]) -> dict[str, float]:
+def _baseline_scores(
+    inputs: dict[str, DatasetInputs], catalog: Catalog, cfg: EvaluationConfig, models: dict[str, Any]
+) -> dict[str, float]:
     """Score matrices of TF-IDF, BM25 and the pretrained dense encoders on every test pool."""
     timings = {}
     nc_cfg = models["config"]
@@ -195,13 +213,21 @@ def _rated_policies(models: dict[str, Any], d: DatasetInputs) -> dict[str, Rated
     return out
 
 
-def run_offline(inputs: dict[str, DatasetInputs], models: dict[str, Any], cfg: EvaluationConfig, seed: int) -> dict[str, Any]:
+def run_offline(
+    inputs: dict[str, DatasetInputs], models: dict[str, Any], cfg: EvaluationConfig, seed: int
+) -> dict[str, Any]:
     rows = []
     for d in inputs.values():
         for name, scores in d.scores.items():
-            rows.append(offline.score_rankings(name, d.name, offline.rankings_from_scores(scores), d.test, "baseline"))
+            rows.append(
+                offline.score_rankings(name, d.name, offline.rankings_from_scores(scores), d.test, "baseline")
+            )
         cold = RatedPolicy(models["full"].fresh(), d.emb["full"], "RATED Full (cold, no warm-up)")
-        rows.append(offline.score_rankings(cold.name, d.name, offline.rated_rankings(cold, d.emb["full"]), d.test, "rated"))
+        rows.append(
+            offline.score_rankings(
+                cold.name, d.name, offline.rated_rankings(cold, d.emb["full"]), d.test, "rated"
+            )
+        )
         for name, policy in _rated_policies(models, d).items():
             rankings = offline.rated_rankings(policy, policy.query_emb)
             rows.append(offline.score_rankings(name, d.name, rankings, d.test, "rated"))
@@ -220,7 +246,9 @@ def run_offline(inputs: dict[str, DatasetInputs], models: dict[str, Any], cfg: E
     }
 
 
-def _methods(d: DatasetInputs, models: dict[str, Any], catalog: Catalog, cfg: EvaluationConfig) -> dict[str, dynamic.PolicyFactory]:
+def _methods(
+    d: DatasetInputs, models: dict[str, Any], catalog: Catalog, cfg: EvaluationConfig
+) -> dict[str, dynamic.PolicyFactory]:
     methods: dict[str, Any] = {}
     for name, scores in d.scores.items():
         methods[name] = StaticRetriever(CandidateLists.from_scores(scores, cfg.top_k), name)
@@ -228,11 +256,17 @@ def _methods(d: DatasetInputs, models: dict[str, Any], catalog: Catalog, cfg: Ev
     shared = CandidateLists.from_scores((d.emb["full"] @ tools_emb.T).astype(np.float64), cfg.top_k)
     methods["HealthCheckBlacklist"] = HealthCheckBlacklist(shared)
     methods[f"Retry (k={cfg.retry_k})"] = Retry(shared, k=cfg.retry_k)
-    methods[f"BatchUpdate (ToolRL-like, B={cfg.batch})"] = BatchUpdate(shared, len(catalog), cfg.batch, cfg.batch_lr)
+    methods[f"BatchUpdate (ToolRL-like, B={cfg.batch})"] = BatchUpdate(
+        shared, len(catalog), cfg.batch, cfg.batch_lr
+    )
     base = models["config"]
-    gmab = GlobalMAB(shared, catalog.prior, base.weights, gamma=base.gamma, alpha=base.alpha, name="Global MAB")
+    gmab = GlobalMAB(
+        shared, catalog.prior, base.weights, gamma=base.gamma, alpha=base.alpha, name="Global MAB"
+    )
     if len(d.warm):
-        warm_cands = CandidateLists.from_scores((d.warm_emb["full"] @ tools_emb.T).astype(np.float64), cfg.top_k)
+        warm_cands = CandidateLists.from_scores(
+            (d.warm_emb["full"] @ tools_emb.T).astype(np.float64), cfg.top_k
+        )
         gmab.warm_up(warm_cands, d.warm.relevant)
     methods["Global MAB"] = gmab
     rated = _rated_policies(models, d)
@@ -241,8 +275,13 @@ def _methods(d: DatasetInputs, models: dict[str, Any], catalog: Catalog, cfg: Ev
     return {name: (lambda p=policy: p) for name, policy in methods.items()}
 
 
-def run_simulation(inputs: dict[str, DatasetInputs], models: dict[str, Any], catalog: Catalog, cfg: EvaluationConfig,
-                   eval_dir: Path) -> dict[str, Any]:
+def run_simulation(
+    inputs: dict[str, DatasetInputs],
+    models: dict[str, Any],
+    catalog: Catalog,
+    cfg: EvaluationConfig,
+    eval_dir: Path,
+) -> dict[str, Any]:
     sim = cfg.simulation()
     out: dict[str, Any] = {}
     for dataset in cfg.streams:
@@ -250,7 +289,7 @@ def run_simulation(inputs: dict[str, DatasetInputs], models: dict[str, Any], cat
             continue
         d = inputs[dataset]
         methods = _methods(d, models, catalog, cfg)
-        scenarios = list(cfg.scenarios) + (list(cfg.extended_scenarios) if dataset in cfg.extended_streams else [])
+        scenarios = cfg.all_scenarios(extended=dataset in cfg.extended_streams)
         block: dict[str, Any] = {"steps": sim.steps, "pool_size": len(d.test), "scenarios": {}, "plots": []}
         for scenario in scenarios:
             t0 = time.perf_counter()
@@ -271,16 +310,26 @@ def run_simulation(inputs: dict[str, DatasetInputs], models: dict[str, Any], cat
             if scenario.kind == "permanent" or dataset in cfg.extended_streams:
                 slug = "".join(c if c.isalnum() else "_" for c in f"sr_{dataset}_{scenario.name}").strip("_")
                 path = eval_dir / f"{slug[:60]}.png"
-                report.plot_sr_curves(curves, sim.onset, sim.moving_window,
-                                      f"{dataset}: {scenario.name}, seed {sim.seeds[0]}", path)
+                report.plot_sr_curves(
+                    curves,
+                    sim.onset,
+                    sim.moving_window,
+                    f"{dataset}: {scenario.name}, seed {sim.seeds[0]}",
+                    path,
+                )
                 block["plots"].append(path.name)
             log.info("simulation %s / %s: %.1fs", dataset, scenario.name, time.perf_counter() - t0)
         out[dataset] = block
     return out
 
 
-def run_sensitivity(inputs: dict[str, DatasetInputs], models: dict[str, Any], catalog: Catalog,
-                    cfg: EvaluationConfig, eval_dir: Path) -> dict[str, Any]:
+def run_sensitivity(
+    inputs: dict[str, DatasetInputs],
+    models: dict[str, Any],
+    catalog: Catalog,
+    cfg: EvaluationConfig,
+    eval_dir: Path,
+) -> dict[str, Any]:
     from rated.evaluation.sensitivity import sweep
 
     dataset = next(s for s in cfg.streams if s in inputs)
@@ -291,26 +340,43 @@ def run_sensitivity(inputs: dict[str, DatasetInputs], models: dict[str, Any], ca
     scenario = Scenario("rho=20%", "permanent", rho=0.2, onset=cfg.onset)
     schedule = scenario.build(stream.relevant_per_step(), len(catalog), seed)
     metric = PostFailSuccessRate(cfg.onset, min(cfg.window_end, steps))
-    result = sweep(models["full"], d.emb["full"], (d.warm_emb["full"], d.warm.relevant), stream, schedule, metric)
-    result["weights"]["plot"] = report.plot_grid(result["weights"], "Post-Fail SR vs (w1, w3)", eval_dir / "sensitivity_weights.png").name
-    result["bandit"]["plot"] = report.plot_grid(result["bandit"], "Post-Fail SR vs (γ, α)", eval_dir / "sensitivity_bandit.png").name
-    result["note"] = (f"{dataset} test stream, seed {seed}, {steps:,} steps, ρ = 20%, Post-Fail SR over steps "
-                      f"{cfg.onset + 1:,}-{min(cfg.window_end, steps):,}; w2 = 1 - w1 - w3; other settings as RATED Full.")
+    result = sweep(
+        models["full"], d.emb["full"], (d.warm_emb["full"], d.warm.relevant), stream, schedule, metric
+    )
+    result["weights"]["plot"] = report.plot_grid(
+        result["weights"], "Post-Fail SR vs (w1, w3)", eval_dir / "sensitivity_weights.png"
+    ).name
+    result["bandit"]["plot"] = report.plot_grid(
+        result["bandit"], "Post-Fail SR vs (γ, α)", eval_dir / "sensitivity_bandit.png"
+    ).name
+    result["note"] = (
+        f"{dataset} test stream, seed {seed}, {steps:,} steps, ρ = 20%, Post-Fail SR over steps "
+        f"{cfg.onset + 1:,}-{min(cfg.window_end, steps):,}; w2 = 1 - w1 - w3; other settings as RATED Full."
+    )
     return result
 
 
-def run_latency(inputs: dict[str, DatasetInputs], models: dict[str, Any], cfg: EvaluationConfig) -> dict[str, Any]:
+def run_latency(
+    inputs: dict[str, DatasetInputs], models: dict[str, Any], cfg: EvaluationConfig
+) -> dict[str, Any]:
     from rated.evaluation.latency import measure
 
     v, base, full = models["Variant"], models["config"], models["full"]
     d = inputs.get("real") or next(iter(inputs.values()))
     queries = (d.test.queries * (cfg.latency_queries // max(len(d.test), 1) + 1))[: cfg.latency_queries]
-    rows = measure(full.fresh(base), full.fresh(base.replace(variant=v.NO_FEEDBACK)),
-                   full.fresh(base.replace(variant=v.GLOBAL_MAB)), queries, cfg.batch)
+    rows = measure(
+        full.fresh(base),
+        full.fresh(base.replace(variant=v.NO_FEEDBACK)),
+        full.fresh(base.replace(variant=v.GLOBAL_MAB)),
+        queries,
+        cfg.batch,
+    )
     return {"rows": rows, "note": f"{len(queries)} {d.name} test queries, one call per query, this machine."}
 
 
-def config_from_options(profile: Profile, seeds: int | tuple[int, ...] = 5, steps: int | None = None, **options: Any) -> EvaluationConfig:
+def config_from_options(
+    profile: Profile, seeds: int | tuple[int, ...] = 5, steps: int | None = None, **options: Any
+) -> EvaluationConfig:
     """The run's config: ``seeds`` is a count (seeds profile.seed, profile.seed + 1, ...) or explicit seeds."""
     seed_list = tuple(range(profile.seed, profile.seed + seeds)) if isinstance(seeds, int) else tuple(seeds)
     if not seed_list:
@@ -324,7 +390,9 @@ def config_from_options(profile: Profile, seeds: int | tuple[int, ...] = 5, step
     return cfg
 
 
-def run(out: Path, profile: Profile, seeds: int | tuple[int, ...] = 5, steps: int | None = None, **options: Any) -> dict[str, Any]:
+def run(
+    out: Path, profile: Profile, seeds: int | tuple[int, ...] = 5, steps: int | None = None, **options: Any
+) -> dict[str, Any]:
     """Run the whole evaluation and write DIR/eval/; returns the headline numbers.
 
     Args:
@@ -339,8 +407,12 @@ def run(out: Path, profile: Profile, seeds: int | tuple[int, ...] = 5, steps: in
     cfg = config_from_options(profile, seeds, steps, **options)
     eval_dir = art.eval
     eval_dir.mkdir(parents=True, exist_ok=True)
-    config = {"profile": profile.name, "profile_config": profile.to_dict(), "evaluation": cfg.to_dict(),
-              "seeds": list(cfg.seeds)}
+    config = {
+        "profile": profile.name,
+        "profile_config": profile.to_dict(),
+        "evaluation": cfg.to_dict(),
+        "seeds": list(cfg.seeds),
+    }
     fp = fingerprint(config)
     timings: dict[str, float] = {}
 
@@ -358,8 +430,15 @@ def run(out: Path, profile: Profile, seeds: int | tuple[int, ...] = 5, steps: in
     result: dict[str, Any] = {"config": {**config, "simulation": cfg.simulation().to_dict()}}
     result["data"] = {
         "n_tools": len(catalog),
-        **{d.name: {"test_queries": len(d.test), "dropped_pairs": d.dropped_pairs, "warm_up_pairs": len(d.warm),
-                    "warm_up_split": d.warm_split} for d in inputs.values()},
+        **{
+            d.name: {
+                "test_queries": len(d.test),
+                "dropped_pairs": d.dropped_pairs,
+                "warm_up_pairs": len(d.warm),
+                "warm_up_split": d.warm_split,
+            }
+            for d in inputs.values()
+        },
     }
     # one BLAS thread: the simulation makes many tiny products, where thread hand-offs cost more than
     # they save (and on a shared machine they stall); the big encodings above keep torch's threads

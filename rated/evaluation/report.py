@@ -75,7 +75,11 @@ def simulation_table(scenarios: dict[str, dict[str, Any]], names: Sequence[str])
         row = [method]
         for n in names:
             agg = scenarios[n]["aggregate"].get(method, {})
-            row += [mean_std(agg.get("post_fail_sr")), mean_std(agg.get("fsr")), adaptation_cell(agg.get("adaptation_steps"))]
+            row += [
+                mean_std(agg.get("post_fail_sr")),
+                mean_std(agg.get("fsr")),
+                adaptation_cell(agg.get("adaptation_steps")),
+            ]
         body.append(row)
     return format_table(headers, body)
 
@@ -105,7 +109,9 @@ def _extra_label(scenario: dict[str, Any]) -> str:
 
 def latency_table(rows: Sequence[dict[str, Any]]) -> str:
     headers = ["Configuration", "mean ms/query", "p95 ms/query", "queries"]
-    return format_table(headers, [[r["config"], fmt(r["mean_ms"], 2), fmt(r["p95_ms"], 2), r["n"]] for r in rows])
+    return format_table(
+        headers, [[r["config"], fmt(r["mean_ms"], 2), fmt(r["p95_ms"], 2), r["n"]] for r in rows]
+    )
 
 
 def grid_table(grid: dict[str, Any]) -> str:
@@ -136,7 +142,9 @@ def plot_sr_curves(curves: dict[str, list[float]], onset: int, window: int, titl
         steps = range(window, window + len(values))  # curve[j] covers steps j+1 .. j+window (1-based)
         style = {"color": "black", "linestyle": ":"} if name == "Oracle" else {}
         ax.plot(list(steps), values, label=name, linewidth=1.2, **style)
-    ax.axvline(onset + 1, color="red", linestyle="--", linewidth=1, label=f"failure onset (step {onset + 1:,})")
+    ax.axvline(
+        onset + 1, color="red", linestyle="--", linewidth=1, label=f"failure onset (step {onset + 1:,})"
+    )
     ax.set_xlabel("step")
     ax.set_ylabel(f"success rate ({window}-step moving average)")
     ax.set_title(title)
@@ -155,7 +163,9 @@ def plot_grid(grid: dict[str, Any], title: str, path: Path) -> Path:
     plt = _pyplot()
     xs, ys = grid["x_values"], grid["y_values"]
     cells = {(c["x"], c["y"]): c["post_fail_sr"] for c in grid["cells"]}
-    data = np.array([[cells.get((x, y), np.nan) if cells.get((x, y)) is not None else np.nan for y in ys] for x in xs])
+    data = np.array(
+        [[cells.get((x, y), np.nan) if cells.get((x, y)) is not None else np.nan for y in ys] for x in xs]
+    )
     fig, ax = plt.subplots(figsize=(5, 4))
     im = ax.imshow(data, cmap="viridis", origin="lower", aspect="auto")
     ax.set_xticks(range(len(ys)), [str(y) for y in ys])
@@ -186,9 +196,21 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     if "offline" in report:
         off = report["offline"]
-        parts += ["## Table 1: offline retrieval (test splits)", "", off["note"], "", offline_table(off["rows"]), ""]
+        parts += [
+            "## Table 1: offline retrieval (test splits)",
+            "",
+            off["note"],
+            "",
+            offline_table(off["rows"]),
+            "",
+        ]
         if off.get("significance"):
-            parts += ["Paired significance (per-query reciprocal rank):", "", significance_lines(off["significance"]), ""]
+            parts += [
+                "Paired significance (per-query reciprocal rank):",
+                "",
+                significance_lines(off["significance"]),
+                "",
+            ]
     sim = report.get("simulation", {})
     for dataset, block in sim.items():
         scen = block["scenarios"]
@@ -219,5 +241,10 @@ def render_markdown(report: dict[str, Any]) -> str:
             if key in sens:
                 parts += [grid_table(sens[key]), "", f"![{key}]({sens[key]['plot']})", ""]
     if "timings_s" in report:
-        parts += ["## Run time", "", format_table(["part", "seconds"], [[k, fmt(v, 1)] for k, v in report["timings_s"].items()]), ""]
+        parts += [
+            "## Run time",
+            "",
+            format_table(["part", "seconds"], [[k, fmt(v, 1)] for k, v in report["timings_s"].items()]),
+            "",
+        ]
     return "\n".join(parts)

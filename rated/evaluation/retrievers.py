@@ -50,7 +50,9 @@ class BM25Retriever:
 
         self.n_docs = len(documents)
         self.model = bm25s.BM25()
-        self.model.index(bm25s.tokenize(list(documents), stopwords="en", show_progress=False), show_progress=False)
+        self.model.index(
+            bm25s.tokenize(list(documents), stopwords="en", show_progress=False), show_progress=False
+        )
         return self
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:
@@ -77,7 +79,9 @@ class DenseRetriever:
 
         model = load_encoder(self.model_name)
         return np.asarray(
-            model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False),
+            model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+            ),
             dtype=np.float32,
         )
 

@@ -17,12 +17,18 @@ from rated.evaluation.metrics import PostFailSuccessRate
 from rated.evaluation.rated_policy import RatedPolicy
 from rated.evaluation.simulator import Stream, simulate
 
-WEIGHT_GRID = {"w1": (0.55, 0.65, 0.75, 0.85), "w3": (0.05, 0.10, 0.15)}  # w2 = 1 - w1 - w3
+WEIGHT_GRID = {"w1": (0.65, 0.75, 0.85), "w3": (0.05, 0.10, 0.15)}  # w2 = 1 - w1 - w3
 BANDIT_GRID = {"gamma": (0.90, 0.95, 0.99), "alpha": (0.05, 0.10, 0.20)}
 
 
-def _cell(model: Any, query_emb: np.ndarray, warm: tuple[np.ndarray, Sequence[frozenset[int]]],
-          stream: Stream, schedule: FailureSchedule, metric: PostFailSuccessRate) -> float:
+def _cell(
+    model: Any,
+    query_emb: np.ndarray,
+    warm: tuple[np.ndarray, Sequence[frozenset[int]]],
+    stream: Stream,
+    schedule: FailureSchedule,
+    metric: PostFailSuccessRate,
+) -> float:
     policy = RatedPolicy(model, query_emb, "RATED Full")
     policy.warm_up(*warm)
     return metric(simulate(policy, stream, schedule))
@@ -42,8 +48,13 @@ def sweep(
     weight_grid = weight_grid or WEIGHT_GRID
     bandit_grid = bandit_grid or BANDIT_GRID
     base = full.config
-    weights: dict[str, Any] = {"x": "w1", "y": "w3", "x_values": list(weight_grid["w1"]),
-                               "y_values": list(weight_grid["w3"]), "cells": []}
+    weights: dict[str, Any] = {
+        "x": "w1",
+        "y": "w3",
+        "x_values": list(weight_grid["w1"]),
+        "y_values": list(weight_grid["w3"]),
+        "cells": [],
+    }
     for w1 in weight_grid["w1"]:
         for w3 in weight_grid["w3"]:
             w2 = round(1.0 - w1 - w3, 10)
@@ -53,8 +64,13 @@ def sweep(
             model = full.fresh(base.replace(weights=(w1, w2, w3)))
             sr = _cell(model, query_emb, warm, stream, schedule, metric)
             weights["cells"].append({"x": w1, "y": w3, "w2": w2, "post_fail_sr": sr})
-    bandit: dict[str, Any] = {"x": "gamma", "y": "alpha", "x_values": list(bandit_grid["gamma"]),
-                              "y_values": list(bandit_grid["alpha"]), "cells": []}
+    bandit: dict[str, Any] = {
+        "x": "gamma",
+        "y": "alpha",
+        "x_values": list(bandit_grid["gamma"]),
+        "y_values": list(bandit_grid["alpha"]),
+        "cells": [],
+    }
     for gamma in bandit_grid["gamma"]:
         for alpha in bandit_grid["alpha"]:
             model = full.fresh(base.replace(gamma=gamma, alpha=alpha))

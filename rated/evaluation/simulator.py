@@ -135,9 +135,7 @@ def simulate(
     )
 
 
-def run_policies(
-    policies: Sequence[Policy], stream: Stream, schedule: FailureSchedule
-) -> dict[str, Trace]:
+def run_policies(policies: Sequence[Policy], stream: Stream, schedule: FailureSchedule) -> dict[str, Trace]:
     """Every policy over the same stream and schedule (the oracle is computed once)."""
     oracle = oracle_success(stream, schedule)
     return {p.name: simulate(p, stream, schedule, oracle) for p in policies}

@@ -91,3 +91,14 @@ def test_an_unreadable_spec_fails_the_whole_source(tmp_mirror: Path) -> None:
     (tmp_mirror / "crewai" / "tool.specs.json").write_text('{"tools": [')
     with pytest.raises(ValueError, match=r"crewai: crewai/tool.specs.json is not valid JSON"):
         crewai.crawl(MirrorSource(tmp_mirror), CrawlErrors())
+
+
+def test_a_page_naming_classes_in_backticks_documents_them(crewai_tools: dict[str, ToolRecord]) -> None:
+    mysql = crewai_tools["crewai:my_sql_search_tool"]  # page mysqltool.mdx, no class heading
+    assert mysql.doc_url == "https://docs.crewai.com/edge/en/tools/database-data/mysqltool"
+    assert mysql.tags == ["database-data"]
+    # e2bsandboxtools.mdx describes `E2BExecTool`, `E2BPythonTool` and `E2BFileTool`: it documents all three
+    for tid in ("crewai:e2b_exec_tool", "crewai:e2b_python_tool", "crewai:e2b_file_tool"):
+        assert crewai_tools[tid].doc_url == "https://docs.crewai.com/edge/en/tools/ai-ml/e2bsandboxtools"
+    assert crewai_tools["crewai:e2b_exec_tool"].name == "E2B Sandbox Exec"  # the spec's name wins
+    assert "crewai:e2bsandboxtools" not in crewai_tools

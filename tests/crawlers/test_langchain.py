@@ -72,3 +72,10 @@ def test_a_broken_page_is_an_error_line(tmp_mirror: Path) -> None:
         f"{langchain.PAGES}/tavily_search.md: front matter is not closed by a '---' line"
     ]
     assert "langchain:tavily_search" not in tools and "langchain:google_serper_run" in tools
+
+
+def test_code_read_keys_are_required_and_urls_are_not_keys(lc_tools: dict[str, ToolRecord]) -> None:
+    assert lc_tools["langchain:google_serper_run"].required_auth == ["SERPER_API_KEY"]
+    tilores = lc_tools["langchain:tilores"]
+    assert "TILORES_CLIENT_ID" in tilores.auth_names and "TILORES_TOKEN_URL" not in tilores.auth_names
+    assert tilores.auth_kind == "oauth2"

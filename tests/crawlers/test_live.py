@@ -146,3 +146,44 @@ def test_live_urls_follow_the_catalog_readmes() -> None:
         "/llama-index-integrations/tools/llama-index-tools-arxiv/README.md"
     )
     assert crewai.PLATFORM == "crewai"
+
+
+def test_a_killed_live_crawl_resumes_from_its_cache(snapshot_server, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "crawl.py"
+    script.write_text(
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from crawlers.http import HttpConfig\n"
+        "from crawlers.live import LiveConfig, LiveSource\n"
+        "from crawlers.pipeline import crawl_records\n"
+        "from crawlers.report import CrawlErrors\n"
+        "base = sys.argv[1]\n"
+        "config = LiveConfig(raw=base + '/raw', api=base + '/api', npm=base + '/npm', facts=base + '/facts',\n"
+        "                    http=HttpConfig(min_interval_s=0.02))\n"
+        "crawl_records(LiveSource(config, cache_dir=Path(sys.argv[2])), ('crewai',), CrawlErrors())\n"
+        "print('finished')\n"
+    )
+    cache = tmp_path / "cache"
+    child = subprocess.Popen(
+        [sys.executable, str(script), snapshot_server.url, str(cache)], stdout=subprocess.PIPE
+    )
+    state = snapshot_server.state
+    deadline = time.monotonic() + 60
+    while sum(state.hits.values()) < 40 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    before_kill = sum(state.hits.values())
+    assert 40 <= before_kill < 150  # killed part-way (a full crewai crawl makes about 180 requests)
+
+    source = LiveSource(snapshot_server.live_config(), cache_dir=cache)
+    records, _ = crawl_records(source, ("crewai",), CrawlErrors())
+    assert len(records) == 129
+    # everything the killed run had fetched came from the disk cache
+    assert source.client.stats["cache_hits"] >= before_kill - 5
+    assert source.client.stats["requests"] + before_kill <= 200

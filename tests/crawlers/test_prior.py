@@ -60,7 +60,7 @@ def test_consistency_is_the_clipped_sbert_cosine(tmp_path: Path) -> None:
     a = encoder.encode(names, normalize_embeddings=True)
     b = encoder.encode(descriptions, normalize_embeddings=True)
     assert got == pytest.approx(np.clip((a * b).sum(axis=1), 0, 1), abs=1e-5)
-    assert got[0] > 0.7 and got[0] > got[2]
+    assert got[0] > 0.5 and got[0] > got[2]
     assert ((got >= 0) & (got <= 1)).all()
     # the on-disk cache returns the same numbers and encodes nothing the second time
     cache = EmbeddingCache(tmp_path / "emb.sqlite", encoder_key(encoder, MINILM))

@@ -94,13 +94,15 @@ def review_sample(out: Path, profile: Any, n: int = 200) -> dict[str, Any]:
 def train(out: Path, profile: Any) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "train")
-    _write(a.model / "model.safetensors", a.syn_queries.read_text() + a.real_pairs.read_text())
+    _write(a.model / "model.safetensors", a.tools.read_text() + a.syn_queries.read_text())
     return {"epochs": 1, "loss": 0.5}
 
 
 def evaluate(out: Path, profile: Any, seeds: int = 5) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "evaluate", seeds=seeds)
+    a.require(a.real_pairs, "real")
+    a.require(a.model, "train")
     write_json(a.eval / "report.json", {"recall@5": 0.9})
     return {"recall@5": 0.9, "seeds": seeds}
 

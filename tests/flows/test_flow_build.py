@@ -83,11 +83,14 @@ def test_build_runs_graph_then_reuses_cache(
 
     # --force reruns what is selected; a subset runs only those stages, reading earlier outputs
     n = len(fake.calls(out))
+    marker = out / ".done" / "evaluate.json"
+    marker.write_text('{"fingerprint": "x"}')  # a stage that skips finished work would trust it
     summary = build_ecoagent(
         out=str(out), stage_targets=fake_targets, max_tools=4, stages=["train", "evaluate"], force=True
     )
     assert _ran(out, n) == ["train", "evaluate"]
     assert list(summary["stages"]) == ["train", "evaluate"]
+    assert not marker.exists()  # --force cleared it before the stage ran
 
 
 def test_failed_stage_skips_its_downstream(
@@ -105,7 +108,8 @@ def test_failed_stage_skips_its_downstream(
     assert statuses["crawl"] == statuses["syn"] == "ran"
     assert statuses["real"] == "failed"
     assert "ToolBench queries are missing" in summary["stages"]["real"]["error"]
-    for stage in ("review-sample", "train", "evaluate", "publish"):
+    assert statuses["train"] == "ran"  # it reads only Syn
+    for stage in ("review-sample", "evaluate", "publish"):
         assert statuses[stage] == "skipped"
     # a bad-input error is not retried
     assert _ran(out).count("real_fails") == 1
@@ -147,3 +151,15 @@ def test_cache_key_follows_inputs(tmp_path: Path, fake_targets: dict[str, str]) 
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "pairs.parquet").write_bytes(b"x")
     assert stage_cache_key(None, {"call": call}) == stage_cache_key(None, {"call": dict(call)})
+
+
+@pytest.mark.slow
+def test_dask_task_runner(prefect_api: str, fake_targets: dict[str, str], tmp_path: Path) -> None:
+    """The same flow on prefect-dask's DaskTaskRunner (a temporary local cluster of 2 processes)."""
+    pytest.importorskip("prefect_dask")
+    out = tmp_path / "out"
+    summary = build_ecoagent(out=str(out), stage_targets=fake_targets, task_runner="dask", max_workers=2)
+    assert set(_statuses(summary).values()) == {"ran"}
+    summary = build_ecoagent(out=str(out), stage_targets=fake_targets, task_runner="dask", max_workers=2)
+    assert set(_statuses(summary).values()) == {"cached"}
+    assert len(fake.calls(out)) == len(fake_targets)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import requests
-from conftest import PREFECT, REPO, prefect_env
+from conftest import PREFECT, prefect_env
 
 
 def _wait_for_deployment(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> None:
@@ -89,17 +89,9 @@ def test_served_deployment_runs(prefect_server: dict[str, str], tmp_path: Path) 
         assert "per_platform.crewai" in json.dumps(crawl[0]["data"])
         assert any(a["key"] == "build-ecoagent-summary" for a in arts)
 
-        # a second run of the deployment reuses the cached crawl
-        second = _run_deployment(env, out, tmp_path)
-        assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
-        summary = json.loads((out / ".prefect" / "build-summary.json").read_text())
-        assert summary["stages"]["crawl"]["status"] == "cached"
-        calls = (out / "calls.log").read_text().splitlines()
-        assert len(calls) == 1
     finally:
         serve.terminate()
         try:
             serve.wait(timeout=30)
         except subprocess.TimeoutExpired:
             serve.kill()
-    assert REPO.is_dir()

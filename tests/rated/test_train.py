@@ -30,7 +30,9 @@ def test_triples_pair_each_train_query_with_its_tool_and_hard_negative(small_too
     docs = dict(zip(small_tools["tool_id"], tool_documents(small_tools), strict=True))
     hard = negatives.filter(pl.col("kind") == "hard")
     hard_doc = {q: docs[t] for q, t in zip(hard["query_id"], hard["tool_id"], strict=True)}
-    for row, qid, tool in zip(triples.iter_rows(named=True), train["query_id"], train["tool_id"], strict=True):
+    for row, qid, tool in zip(
+        triples.iter_rows(named=True), train["query_id"], train["tool_id"], strict=True
+    ):
         assert row["positive"] == docs[tool]
         assert row["negative"] == hard_doc[qid] != row["positive"]
 

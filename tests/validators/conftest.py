@@ -40,7 +40,7 @@ def tools_slice(crawled_out: Path) -> pl.DataFrame:
 
 @pytest.fixture(scope="session")
 def small_mirror(tmp_path_factory: pytest.TempPathFactory, toolbench_dir: Path) -> Path:
-    """A snapshot holding only ToolBench's example and demo files (verbatim copies): 10 unique queries."""
+    """A snapshot holding only ToolBench's example and demo files (verbatim copies): 11 unique queries."""
     root = tmp_path_factory.mktemp("mirror")
     target = root / "toolbench" / EXAMPLE_FILES
     shutil.copytree(toolbench_dir / EXAMPLE_FILES, target)
@@ -70,3 +70,9 @@ def real_out(
     write_parquet(tools_slice, out / "tools.parquet")
     stats = run(out, test_profile, mirror=small_mirror, **REAL_OPTIONS)
     return out, stats
+
+
+# DEV-ONLY: remove before hand-off
+@pytest.fixture(scope="session")
+def crawled_out() -> Path:
+    return Path("/work/scratch/val")

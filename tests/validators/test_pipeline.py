@@ -20,9 +20,9 @@ def test_decisions_record_every_recalled_pair(real_out: tuple[Path, dict[str, An
     out, stats = real_out
     decisions = pl.read_parquet(out / "real" / "decisions.parquet")
     assert dict(decisions.schema) == DECISION_SCHEMA
-    # 10 unique example queries (the demo files repeat two of them) x top-3
-    assert stats["queries"]["unique"] == 10 and stats["queries"]["duplicates_removed"] == 2
-    assert decisions.height == 30 and decisions["query_id"].n_unique() == 10
+    # 12 records in the example files, the open-domain demo repeats the demo query: 11 unique x top-3
+    assert stats["queries"]["unique"] == 11 and stats["queries"]["duplicates_removed"] == 1
+    assert decisions.height == 33 and decisions["query_id"].n_unique() == 11
     assert sorted(decisions["rank"].unique().to_list()) == [1, 2, 3]
     # recall threshold 0: every pair with a non-negative cosine reaches the validator and is scored
     assert decisions.filter(pl.col("passed_recall"))["validator_score"].null_count() == 0
@@ -34,7 +34,7 @@ def test_decisions_record_every_recalled_pair(real_out: tuple[Path, dict[str, An
     scored = decisions.filter(pl.col("passed_recall"))
     assert ((scored["validator_score"] >= 0.85) == scored["kept"]).all()
     assert set(decisions["model"].unique()) == {"HuggingFaceTB/SmolLM2-135M-Instruct"}
-    assert set(decisions["prompt_version"].unique()) == {"real-yesno-fewshot-v1"}
+    assert set(decisions["prompt_version"].unique()) == {"real-yesno-v1"}
     # cosines descend with rank within each query
     for _, g in decisions.group_by("query_id"):
         assert np.all(np.diff(g.sort("rank")["cosine"].to_numpy()) <= 1e-6)
@@ -55,13 +55,13 @@ def test_stats_report(real_out: tuple[Path, dict[str, Any]]) -> None:
     out, stats = real_out
     on_disk = json.loads((out / "real" / "stats.json").read_text())
     assert on_disk["pairs"] == stats["pairs"]
-    assert stats["pairs"]["recalled"] == 30
+    assert stats["pairs"]["recalled"] == 33
     per_platform = stats["pairs"]["per_platform"]
-    assert sum(p["recalled"] for p in per_platform.values()) == 30
+    assert sum(p["recalled"] for p in per_platform.values()) == 33
     assert sum(p["after_validation"] for p in per_platform.values()) == stats["pairs"]["after_validation"]
     grid = {r["threshold"]: r["pairs"] for r in stats["recall"]["threshold_grid"]}
     assert list(grid.values()) == sorted(grid.values(), reverse=True)
-    assert stats["recall"]["cosine_all"]["count"] == 30
+    assert stats["recall"]["cosine_all"]["count"] == 33
     sanity = stats["validator"]["sanity_toolbench"]
     assert sanity["pairs_per_class"] == 4 and 0.0 <= sanity["validator_auc"] <= 1.0
     assert 0.0 <= sanity["recall_encoder_auc"] <= 1.0

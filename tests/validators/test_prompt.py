@@ -19,3 +19,10 @@ def test_fence_bounds_and_flattens() -> None:
     text = fence("a\n\nb " + "x" * 1000, MAX_DESCRIPTION_CHARS)
     assert "\n" not in text and len(text) == MAX_DESCRIPTION_CHARS and text.endswith("…")
     assert fence("", 10) == ""
+
+
+def test_few_shot_examples_precede_the_pair() -> None:
+    conv = validator_conversation("send an email", "GmailSendMessage", "Sends mail.", few_shot=True)
+    assert [m["role"] for m in conv] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert [conv[2]["content"], conv[4]["content"]] == ["yes", "no"]
+    assert len(validator_conversation("send an email", "GmailSendMessage", "Sends mail.")) == 2

@@ -82,7 +82,7 @@ def test_snapshot_dedup(parsed: ParsedToolBench) -> None:
     assert parsed.duplicates_removed == 8
     assert len(parsed.queries) == 1050
     assert len({q.query_id for q in parsed.queries}) == 1050
-    # the demo query repeats an example query, so no query of group "demo" survives
+    # the demo query repeats a test-set query (read first, in path order), so it survives only there
     assert all(q.kind != "open_domain" for q in parsed.queries)
 
 

@@ -50,7 +50,7 @@ def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) ->
     lines = [json.loads(x) for x in checkpoint.read_text().splitlines()]
     assert len(lines) == 6
     assert {ln["model"] for ln in lines} == {"HuggingFaceTB/SmolLM2-135M-Instruct"}
-    assert {ln["prompt_version"] for ln in lines} == {"real-yesno-fewshot-v1"}
+    assert {ln["prompt_version"] for ln in lines} == {"real-yesno-v1"}
 
     # a kill mid-write leaves a torn line: it is ignored, and nothing is scored twice
     with checkpoint.open("a") as fh:
@@ -59,8 +59,8 @@ def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) ->
     assert again == scores and counting.scored == 6
 
     # another prompt version does not reuse these scores
-    zero_shot = Validator(counting, checkpoint, batch_size=4, few_shot=False)
-    assert zero_shot.load_checkpoint() == {}
+    few_shot = Validator(counting, checkpoint, batch_size=4, few_shot=True)
+    assert few_shot.prompt_version == "real-yesno-fewshot-v1" and few_shot.load_checkpoint() == {}
 
 
 def test_batch_size_must_be_positive(llm: LLMClient, tmp_path: Path) -> None:

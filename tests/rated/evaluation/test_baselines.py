@@ -15,7 +15,9 @@ def _q0_stream(toy_pool: QueryPool, steps: int) -> Stream:
     return Stream(toy_pool, np.zeros(steps, dtype=np.int64), seed=0)
 
 
-def test_blacklist_never_readmits_a_recovered_tool(toy_pool: QueryPool, toy_candidates: CandidateLists) -> None:
+def test_blacklist_never_readmits_a_recovered_tool(
+    toy_pool: QueryPool, toy_candidates: CandidateLists
+) -> None:
     # tool 0 (q0's top candidate) is down for steps 2-3 only
     schedule = FailureSchedule.outage(4, np.array([0]), onset=2, end=4)
     policy = HealthCheckBlacklist(toy_candidates)
@@ -88,3 +90,19 @@ def test_same_seed_same_numbers(toy_pool: QueryPool, toy_candidates: CandidateLi
         return simulate(policy, stream, schedule).success.tolist()
 
     assert run(1) == run(1)
+
+
+def test_global_mab_lazy_discount_equals_the_direct_one() -> None:
+    from rated.evaluation.baselines import GlobalMABState
+
+    rng = np.random.default_rng(0)
+    lazy = GlobalMABState(np.zeros(5), np.zeros(5))
+    n, s = np.zeros(5), np.zeros(5)
+    for _ in range(3000):
+        arm, reward = int(rng.integers(5)), float(rng.random() < 0.5)
+        lazy.step(0.8, arm, reward)  # 0.8^3000 underflows: exercises the renormalization
+        n *= 0.8
+        s *= 0.8
+        n[arm] += 1
+        s[arm] += reward
+    assert np.allclose(lazy.n * lazy.scale, n) and np.allclose(lazy.s * lazy.scale, s)

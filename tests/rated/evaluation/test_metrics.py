@@ -49,8 +49,12 @@ def test_retrieval_scores_means() -> None:
     assert means["Recall@5"] == pytest.approx(2 / 3)
 
 
-def _trace(success: list[int], attempts: list[int] | None = None, unavailable: list[int] | None = None,
-           oracle: list[int] | None = None) -> Trace:
+def _trace(
+    success: list[int],
+    attempts: list[int] | None = None,
+    unavailable: list[int] | None = None,
+    oracle: list[int] | None = None,
+) -> Trace:
     n = len(success)
     return Trace(
         success=np.array(success, dtype=bool),

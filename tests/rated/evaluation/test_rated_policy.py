@@ -26,7 +26,9 @@ def _queries(model: object, n: int = 6) -> tuple[np.ndarray, QueryPool]:
     rng = np.random.default_rng(1)
     emb = model.index.embeddings[:n] + 0.05 * rng.normal(size=(n, model.index.dim)).astype(np.float32)
     emb /= np.linalg.norm(emb, axis=1, keepdims=True)
-    pool = QueryPool([f"q{i}" for i in range(n)], [frozenset({i}) for i in range(n)], [str(i) for i in range(n)])
+    pool = QueryPool(
+        [f"q{i}" for i in range(n)], [frozenset({i}) for i in range(n)], [str(i) for i in range(n)]
+    )
     return emb.astype(np.float32), pool
 
 
@@ -81,4 +83,6 @@ def test_batched_warm_up_equals_the_library_warm_up() -> None:
     expected = theirs.warm_up([(emb[i], sorted(pool.relevant[i])) for i in pick])
     assert 20 < stats["successes"] < 180 and stats["successes"] == expected["successes"]
     a, b = ours.bandits.state_dict(), theirs.bandits.state_dict()
-    assert np.array_equal(a["arms"], b["arms"]) and np.allclose(a["A"], b["A"]) and np.allclose(a["b"], b["b"])
+    assert (
+        np.array_equal(a["arms"], b["arms"]) and np.allclose(a["A"], b["A"]) and np.allclose(a["b"], b["b"])
+    )

@@ -11,7 +11,9 @@ from rated.evaluation.metrics import FailedSelectionRate, PostFailSuccessRate
 from rated.evaluation.simulator import QueryPool, Stream, oracle_success, simulate
 
 
-def test_success_requires_a_true_and_available_tool(toy_pool: QueryPool, toy_candidates: CandidateLists) -> None:
+def test_success_requires_a_true_and_available_tool(
+    toy_pool: QueryPool, toy_candidates: CandidateLists
+) -> None:
     stream = Stream(toy_pool, np.array([0, 1, 0, 1, 0, 1]), seed=0)
     schedule = FailureSchedule.outage(4, np.array([0]), onset=2)  # q0's top tool dies at step 2
     trace = simulate(StaticRetriever(toy_candidates, "top1"), stream, schedule)

@@ -47,7 +47,7 @@ def test_label_by_click_and_key_then_resume(server: ReviewServer, review_out: Pa
             assert page.get_attribute("body", "data-item-id") == ids[0]
 
             page.click("#btn-match")  # item 1 by click
-            page.wait_for_function(f"document.body.dataset.itemId === '{ids[1]}'")
+            page.wait_for_selector(f"body[data-item-id='{ids[1]}']")
             # item 2 carries the hostile description: shown verbatim as text, no element created, nothing run
             assert page.text_content("#tool-description") == hostile
             assert (
@@ -56,9 +56,9 @@ def test_label_by_click_and_key_then_resume(server: ReviewServer, review_out: Pa
             )
             assert page.evaluate("window.__pwned") is None
             page.keyboard.press("n")  # item 2 by key
-            page.wait_for_function(f"document.body.dataset.itemId === '{ids[2]}'")
+            page.wait_for_selector(f"body[data-item-id='{ids[2]}']")
             page.keyboard.press("3")  # item 3: unsure
-            page.wait_for_function(f"document.body.dataset.itemId === '{ids[3]}'")
+            page.wait_for_selector(f"body[data-item-id='{ids[3]}']")
             assert page.text_content("#progress-text").startswith("3 of 6 labelled")
 
             # every label is on disk already, in the order given
@@ -77,7 +77,7 @@ def test_label_by_click_and_key_then_resume(server: ReviewServer, review_out: Pa
             page.keyboard.press("ArrowLeft")
             assert page.text_content("#current-label") == "unsure"
             page.keyboard.press("m")  # relabel item 3: appended, last label wins
-            page.wait_for_function(f"document.body.dataset.itemId === '{ids[3]}'")
+            page.wait_for_selector(f"body[data-item-id='{ids[3]}']")
             page.close()
 
             # a new browser session (the first one closed) still resumes at item 4

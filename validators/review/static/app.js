@@ -1,5 +1,5 @@
 // The labelling page: one item at a time; every label is POSTed and saved (fsync) before we move on.
-// All item text is set with textContent, never innerHTML: tool descriptions are untrusted web text.
+// All item text is set with textContent, never parsed as HTML: tool descriptions are untrusted web text.
 "use strict";
 
 const LABEL_NAMES = { match: "match", no_match: "no match", unsure: "unsure" };

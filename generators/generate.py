@@ -1,0 +1,228 @@
+"""Query generation: prompt the LLM per tool, parse, filter, retry, and checkpoint every tool's result.
+
+With the embedded 135M model one sample asks for one query (``single`` mode): asked for a list it
+repeats itself. Samples of several tools run in one batch, and every sample has its own seed derived
+from the tool id, so a resumed run produces exactly what an uninterrupted one would. Capable models
+behind the openai backend get the paper's list prompt (``list`` mode). Each finished tool is appended
+to a JSONL checkpoint, and tools already there are skipped on rerun.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ecoagent.llm import LLMClient, SamplingParams
+from generators.filters import MAX_WORDS, MIN_WORDS, rejection
+from generators.parse import parse_queries
+from generators.prompts import PROMPT_VERSION, PromptMode, list_conversation, single_conversation
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """How many queries to ask for and how to decode them.
+
+    Args:
+        queries_per_tool: distinct valid queries wanted per tool.
+        mode: ``single`` (one query per sample; small models) or ``list`` (the paper's list prompt).
+        oversample: samples drawn per wanted query in the first round (``single`` mode).
+        max_rounds: rounds of sampling per tool; later rounds retry only what is still missing.
+        tools_per_batch: tools whose samples share one call to the LLM (and one checkpoint write).
+        temperature: moderate: lower repeats itself, higher drifts off topic on the 135M model.
+        top_p: nucleus mass.
+        max_new_tokens: per sample (``list`` mode scales it by the number of queries).
+        repetition_penalty: passed to the backend.
+        min_words: shorter queries are rejected.
+        max_words: longer queries are rejected.
+    """
+
+    queries_per_tool: int = 10
+    mode: PromptMode = "single"
+    oversample: float = 1.5
+    max_rounds: int = 3
+    tools_per_batch: int = 4
+    temperature: float = 0.8
+    top_p: float = 0.95
+    max_new_tokens: int = 48
+    repetition_penalty: float = 1.1
+    min_words: int = MIN_WORDS
+    max_words: int = MAX_WORDS
+
+    def __post_init__(self) -> None:
+        if self.queries_per_tool <= 0:
+            raise ValueError("queries_per_tool must be > 0")
+        if self.oversample < 1:
+            raise ValueError("oversample must be >= 1")
+        if self.max_rounds <= 0 or self.tools_per_batch <= 0:
+            raise ValueError("max_rounds and tools_per_batch must be > 0")
+        if not 0 < self.min_words <= self.max_words:
+            raise ValueError("need 0 < min_words <= max_words")
+
+    def sampling(self, seed: int) -> SamplingParams:
+        tokens = self.max_new_tokens if self.mode == "single" else self.max_new_tokens * self.queries_per_tool
+        stop = ("\n",) if self.mode == "single" else ()
+        return SamplingParams(
+            max_new_tokens=tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            repetition_penalty=self.repetition_penalty,
+            seed=seed,
+            stop=stop,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "prompt_version": PROMPT_VERSION}
+
+
+def tool_seed(tool_id: str, seed: int) -> int:
+    """A per-tool seed that depends only on the tool and the run's seed (not on batch order)."""
+    digest = hashlib.sha256(f"{seed}:{tool_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x3FFFFFFF
+
+
+@dataclass
+class _ToolState:
+    tool: Mapping[str, Any]
+    base_seed: int
+    queries: list[dict[str, Any]]
+    failures: list[dict[str, Any]]
+    samples: int = 0
+    rounds: int = 0
+
+    def missing(self, want: int) -> int:
+        return max(0, want - len(self.queries))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .?!")
+
+
+class QueryGenerator:
+    """Generate queries for tools with one LLM client, checkpointing per tool.
+
+    Args:
+        llm: any ``LLMClient``.
+        config: the generation settings.
+        seed: the run's seed.
+    """
+
+    def __init__(self, llm: LLMClient, config: GenerationConfig, seed: int = 0) -> None:
+        self.llm = llm
+        self.config = config
+        self.seed = seed
+        self.generated_tokens = 0
+        self.generation_seconds = 0.0
+
+    def _requests(self, state: _ToolState) -> list[tuple[Any, int]]:
+        """(conversation, seed) pairs for the next round of one tool."""
+        cfg = self.config
+        want = state.missing(cfg.queries_per_tool)
+        if cfg.mode == "list":
+            n = 1
+        elif state.rounds == 0:
+            n = math.ceil(cfg.queries_per_tool * cfg.oversample)
+        else:
+            n = 2 * want
+        out = []
+        for k in range(n):
+            index = state.samples + k
+            if cfg.mode == "list":
+                conv = list_conversation(state.tool, cfg.queries_per_tool)
+            else:
+                conv = single_conversation(state.tool, index)
+            out.append((conv, state.base_seed + index))
+        return out
+
+    def _accept(self, state: _ToolState, raw: str, seed: int) -> None:
+        parsed = parse_queries(raw)
+        if parsed.reason:
+            state.failures.append({"raw": raw, "reason": parsed.reason, "seed": seed})
+            return
+        candidates = parsed.queries[:1] if self.config.mode == "single" else parsed.queries
+        seen = {_norm(q["query"]) for q in state.queries}
+        for query in candidates:
+            reason = rejection(query, self.config.min_words, self.config.max_words)
+            if not reason and _norm(query) in seen:
+                reason = "repeats an earlier query of this tool"
+            if reason:
+                state.failures.append({"raw": raw, "query": query, "reason": reason, "seed": seed})
+                continue
+            if len(state.queries) < self.config.queries_per_tool:
+                seen.add(_norm(query))
+                state.queries.append({"query": query, "seed": seed})
+
+    def _run_batch(self, states: list[_ToolState]) -> None:
+        cfg = self.config
+        while True:
+            active = [s for s in states if s.missing(cfg.queries_per_tool) and s.rounds < cfg.max_rounds]
+            if not active:
+                return
+            jobs = [(s, conv, seed) for s in active for conv, seed in self._requests(s)]
+            params = cfg.sampling(0)
+            started = time.perf_counter()
+            outputs = self._generate([conv for _, conv, _ in jobs], [seed for _, _, seed in jobs], params)
+            self.generation_seconds += time.perf_counter() - started
+            for (state, _, seed), raw in zip(jobs, outputs, strict=True):
+                self._accept(state, raw, seed)
+            for s in active:
+                s.samples += sum(1 for st, _, _ in jobs if st is s)
+                s.rounds += 1
+
+    def _generate(self, conversations: list[Any], seeds: list[int], params: SamplingParams) -> list[str]:
+        out = self.llm.generate_seeded(conversations, params, seeds)
+        counter = getattr(self.llm, "count_tokens", None)
+        if counter is not None:
+            self.generated_tokens += counter(out)
+        return out
+
+    def run(self, tools: list[Mapping[str, Any]], checkpoint: Path) -> Iterator[dict[str, Any]]:
+        """Yield one record per tool (``tool_id``, ``queries``, ``failures``, ``samples``), resuming.
+
+        Records already in ``checkpoint`` are yielded from it without calling the LLM.
+        """
+        done = read_checkpoint(checkpoint)
+        todo = [t for t in tools if t["tool_id"] not in done]
+        if done:
+            log.info("resuming: %d of %d tools already generated", len(tools) - len(todo), len(tools))
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        for start in range(0, len(todo), self.config.tools_per_batch):
+            chunk = todo[start : start + self.config.tools_per_batch]
+            states = [_ToolState(t, tool_seed(t["tool_id"], self.seed), [], []) for t in chunk]
+            self._run_batch(states)
+            with checkpoint.open("a") as fh:
+                for s in states:
+                    record = {
+                        "tool_id": s.tool["tool_id"],
+                        "queries": s.queries,
+                        "failures": s.failures,
+                        "samples": s.samples,
+                    }
+                    done[record["tool_id"]] = record
+                    fh.write(json.dumps(record) + "\n")
+            log.info("generated %d/%d tools", start + len(chunk), len(todo))
+        for t in tools:
+            yield done[t["tool_id"]]
+
+
+def read_checkpoint(path: Path) -> dict[str, dict[str, Any]]:
+    """Finished tools in a checkpoint; a torn last line (a killed run) is ignored."""
+    done: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    for line_no, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            log.warning("%s:%d: skipping a torn checkpoint line", path, line_no)
+            continue
+        done[record["tool_id"]] = record
+    return done

@@ -1,0 +1,308 @@
+"""The Syn stage: tools -> LLM queries -> near-duplicate removal -> negatives -> splits -> ``syn/``.
+
+Reads ``tools.parquet``; writes ``syn/queries.parquet``, ``syn/positives.parquet``,
+``syn/negatives.parquet`` and ``syn/stats.json`` (schemas in docs/CONTRACTS.md). Generation is
+checkpointed per tool under ``syn/checkpoint/``, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
+from ecoagent.config import Profile
+from ecoagent.schemas import tool_documents, validate_tools
+from generators.dedup import MinHashConfig, MinHashDeduper
+from generators.equivalents import EquivalenceRule, find_equivalents
+from generators.filters import names_tool, word_count
+from generators.generate import GenerationConfig, QueryGenerator
+from generators.negatives import NegativeConfig, mine_negatives
+from generators.prompts import PROMPT_VERSION
+from generators.retrieval import self_ranks
+from generators.sample import stratified_sample
+from generators.splits import SplitBy, assign_splits
+
+log = logging.getLogger(__name__)
+
+STAGE = "syn"
+TOP_K = 10
+
+QUERY_SCHEMA: dict[str, pl.DataType] = {
+    "query_id": pl.String(),
+    "query": pl.String(),
+    "tool_id": pl.String(),
+    "split": pl.String(),
+    "n_words": pl.Int64(),
+    "names_tool": pl.Boolean(),
+    "model": pl.String(),
+    "model_file_sha256": pl.String(),
+    "prompt_version": pl.String(),
+    "sampling": pl.String(),
+    "seed": pl.Int64(),
+}
+POSITIVE_COLUMNS = ["query_id", "query", "tool_id", "split"]
+
+
+def query_id(tool_id: str, query: str) -> str:
+    """A stable id from the tool and the query text."""
+    return hashlib.sha256(f"{tool_id}\x1f{query}".encode()).hexdigest()[:16]
+
+
+def _quantiles(values: np.ndarray) -> dict[str, float]:
+    if not len(values):
+        return {}
+    q = np.quantile(values, [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0])
+    keys = ["min", "p10", "p25", "median", "p75", "p90", "max"]
+    return {k: round(float(v), 4) for k, v in zip(keys, q, strict=True)} | {
+        "mean": round(float(values.mean()), 4)
+    }
+
+
+def encode_tools(encoder: Any, docs: list[str], cache: Path, model_name: str) -> np.ndarray:
+    """L2-normalized tool-document embeddings, cached on disk by model and content."""
+    key = hashlib.sha256(json.dumps([model_name, docs]).encode()).hexdigest()[:16]
+    path = cache / f"tool_embeddings-{key}.npy"
+    if path.exists():
+        return np.load(path)
+    emb = encoder.encode(docs, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npy")
+    np.save(tmp, emb.astype(np.float32))
+    tmp.replace(path)
+    return emb.astype(np.float32)
+
+
+def run(
+    out: Path,
+    profile: Profile,
+    max_tools: int | None = None,
+    split_by: SplitBy = "query",
+    llm: Any = None,
+) -> dict[str, Any]:
+    """Run the Syn stage and return its stats.
+
+    Args:
+        out: the artifact folder (must hold ``tools.parquet``).
+        profile: models, sample size (``syn_max_tools``), queries per tool and seed.
+        max_tools: tools to generate for (a platform-stratified, seeded sample); ``None`` uses the
+            profile's ``syn_max_tools`` (``None`` there means every tool).
+        split_by: ``query`` (the paper) or ``tool`` (unseen tools at test time).
+        llm: an ``LLMClient`` to use instead of ``make_llm(profile.models)`` (e.g. one already loaded).
+    """
+    if split_by not in ("query", "tool"):
+        raise ValueError(f"split_by must be 'query' or 'tool', not {split_by!r}")
+    art = ArtifactDir(out)
+    tools = validate_tools(pl.read_parquet(art.require(art.tools, "crawl")))
+    limit = max_tools if max_tools is not None else profile.syn_max_tools
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    if llm is None:
+        from ecoagent.llm import make_llm
+
+        llm = make_llm(profile.models)
+    info = llm.info()
+    mode = "single" if info.get("backend") == "embedded" else "list"
+    gen_config = GenerationConfig(queries_per_tool=profile.syn_queries_per_tool, mode=mode)
+    dedup_config, neg_config, equiv_rule = MinHashConfig(), NegativeConfig(), EquivalenceRule()
+    tools_key = hashlib.sha256("".join(sorted(tools["content_hash"].fill_null(""))).encode()).hexdigest()
+    gen_key = fingerprint({"llm": info, "generation": gen_config.to_dict(), "seed": profile.seed})
+    config = {
+        "generation": gen_key,
+        "max_tools": limit,
+        "split_by": split_by,
+        "dedup": str(dedup_config),
+        "negatives": str(neg_config),
+        "equivalence": str(equiv_rule),
+        "sbert": profile.models.sbert,
+        "tools": tools_key,
+    }
+    fp = fingerprint(config)
+    if art.is_done(STAGE, fp) and art.syn_queries.exists():
+        log.info("syn already done with this config; delete %s to redo it", art.markers / "syn.json")
+        return json.loads(art.syn_stats.read_text())
+
+    # 1. generate (checkpointed per tool)
+    sample = stratified_sample(tools, limit, profile.seed)
+    log.info("generating for %d of %d tools with %s", sample.height, tools.height, info.get("model"))
+    generator = QueryGenerator(llm, gen_config, seed=profile.seed)
+    checkpoint = art.syn / "checkpoint" / f"generations-{gen_key}.jsonl"
+    records = list(generator.run(sample.to_dicts(), checkpoint))
+    timings["generate_s"] = time.perf_counter() - started
+
+    sampling = json.dumps(
+        {k: v for k, v in gen_config.sampling(0).to_dict().items() if k != "seed"}, sort_keys=True
+    )
+    names = dict(zip(tools["tool_id"], tools["name"], strict=True))
+    rows = [
+        {"tool_id": r["tool_id"], "query": q["query"], "seed": q["seed"]}
+        for r in records
+        for q in r["queries"]
+    ]
+    failures = Counter(f["reason"].split(" (")[0] for r in records for f in r["failures"])
+    failure_examples = [
+        {"tool_id": r["tool_id"], "reason": f["reason"], "raw": f["raw"][:200]}
+        for r in records
+        for f in r["failures"][:1]
+    ][:20]
+
+    # 2. near-duplicate removal over all queries (within and across tools)
+    t0 = time.perf_counter()
+    keep, pairs = MinHashDeduper(dedup_config).keep_mask([r["query"] for r in rows])
+    removed = [
+        {
+            "query": rows[j]["query"],
+            "tool_id": rows[j]["tool_id"],
+            "duplicate_of": rows[i]["query"],
+            "duplicate_tool_id": rows[i]["tool_id"],
+        }
+        for i, j in pairs
+        if not keep[j] and keep[i]
+    ]
+    removed_within = sum(1 for x in removed if x["tool_id"] == x["duplicate_tool_id"])
+    rows = [r for r, k in zip(rows, keep, strict=True) if k]
+    timings["dedup_s"] = time.perf_counter() - t0
+    if not rows:
+        raise ValueError(
+            f"no query survived generation and dedup for {sample.height} tools; see {checkpoint}"
+        )
+
+    # 3. embeddings, equivalents, yield
+    from ecoagent.models import load_encoder
+
+    t0 = time.perf_counter()
+    encoder = load_encoder(profile.models.sbert)
+    tool_ids = tools["tool_id"].to_list()
+    tool_index = {t: i for i, t in enumerate(tool_ids)}
+    tool_emb = encode_tools(encoder, tool_documents(tools), art.syn / "cache", profile.models.sbert)
+    query_emb = encoder.encode(
+        [r["query"] for r in rows], batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+    ).astype(np.float32)
+    positive = np.array([tool_index[r["tool_id"]] for r in rows])
+    equivalents = find_equivalents(tools["name"].to_list(), tools["platform"].to_list(), tool_emb, equiv_rule)
+    ranks = self_ranks(query_emb, tool_emb, positive)
+    timings["encode_s"] = time.perf_counter() - t0
+
+    # 4. splits
+    for r in rows:
+        r["query_id"] = query_id(r["tool_id"], r["query"])
+    equiv_ids = {tool_ids[i]: {tool_ids[j] for j in js} for i, js in equivalents.items()}
+    splits = assign_splits(
+        [r["query_id"] for r in rows], [r["tool_id"] for r in rows], split_by, profile.seed, equiv_ids
+    )
+
+    # 5. negatives
+    t0 = time.perf_counter()
+    negs = mine_negatives(query_emb, tool_emb, positive, equivalents, neg_config, seed=profile.seed)
+    timings["negatives_s"] = time.perf_counter() - t0
+
+    queries = pl.DataFrame(
+        [
+            {
+                "query_id": r["query_id"],
+                "query": r["query"],
+                "tool_id": r["tool_id"],
+                "split": s,
+                "n_words": word_count(r["query"]),
+                "names_tool": names_tool(r["query"], names[r["tool_id"]]),
+                "model": info.get("model"),
+                "model_file_sha256": info.get("model_file_sha256"),
+                "prompt_version": PROMPT_VERSION,
+                "sampling": sampling,
+                "seed": r["seed"],
+            }
+            for r, s in zip(rows, splits, strict=True)
+        ],
+        schema=QUERY_SCHEMA,
+    )
+    negatives = pl.DataFrame(
+        {
+            "query_id": queries["query_id"].gather(negs.query),
+            "query": queries["query"].gather(negs.query),
+            "tool_id": [tool_ids[t] for t in negs.tool],
+            "positive_tool_id": queries["tool_id"].gather(negs.query),
+            "score": negs.score.astype(np.float64),
+            "kind": negs.kind.tolist(),
+            "split": queries["split"].gather(negs.query),
+        }
+    )
+    write_parquet(queries, art.syn_queries)
+    write_parquet(queries.select(POSITIVE_COLUMNS), art.syn_positives)
+    write_parquet(negatives, art.syn_negatives)
+
+    per_tool = queries.group_by("tool_id").len()["len"].to_numpy()
+    in_top = ranks <= TOP_K
+    yield_per_tool = Counter(r["tool_id"] for r, ok in zip(rows, in_top, strict=True) if ok)
+    timings["total_s"] = time.perf_counter() - started
+    stats: dict[str, Any] = {
+        "config": config,
+        "model": info,
+        "prompt_version": PROMPT_VERSION,
+        "mode": mode,
+        "tools": {
+            "table": tools.height,
+            "sampled": sample.height,
+            "sampled_per_platform": dict(Counter(sample["platform"].to_list())),
+            "with_queries": int(len(per_tool)),
+        },
+        "generation": {
+            "samples": sum(r["samples"] for r in records),
+            "accepted": sum(len(r["queries"]) for r in records),
+            "failures": sum(failures.values()),
+            "failures_by_reason": dict(failures.most_common()),
+            "failure_examples": failure_examples,
+            "tools_without_queries": [r["tool_id"] for r in records if not r["queries"]],
+            "generated_tokens": generator.generated_tokens,
+            "tokens_per_s": round(generator.generated_tokens / generator.generation_seconds, 2)
+            if generator.generation_seconds
+            else None,
+        },
+        "dedup": {
+            "method": str(dedup_config),
+            "pairs": len(pairs),
+            "removed": len(removed),
+            "removed_within_tool": removed_within,
+            "removed_across_tools": len(removed) - removed_within,
+            "examples": removed[:10],
+        },
+        "queries": {
+            "total": queries.height,
+            "per_tool": _quantiles(per_tool.astype(float)),
+            "n_words": _quantiles(queries["n_words"].to_numpy().astype(float)),
+            "names_tool_share": round(float(queries["names_tool"].mean() or 0.0), 4),
+            "splits": dict(Counter(splits)),
+        },
+        "yield": {
+            "definition": f"distinct queries per tool, after dedup, whose own tool ranks in the top {TOP_K} "
+            f"of all {tools.height} tools by {profile.models.sbert} cosine",
+            "per_tool_mean": round(sum(yield_per_tool.values()) / sample.height, 3),
+            "per_tool": _quantiles(np.array([yield_per_tool.get(t, 0) for t in sample["tool_id"]], float)),
+            "query_share_top10": round(float(in_top.mean()), 4),
+            "query_share_top1": round(float((ranks == 1).mean()), 4),
+            "mrr": round(float((1.0 / ranks).mean()), 4),
+        },
+        "equivalents": {
+            "rule": str(equiv_rule),
+            "tools_with_equivalents": len(equivalents),
+            "pairs": sum(len(v) for v in equivalents.values()) // 2,
+        },
+        "negatives": {
+            "total": negatives.height,
+            "per_kind": dict(Counter(negs.kind.tolist())),
+            "score_hard": _quantiles(negs.score[negs.kind == "hard"]),
+            "score_random": _quantiles(negs.score[negs.kind == "random"]),
+        },
+        "timings_s": {k: round(v, 2) for k, v in timings.items()},
+    }
+    write_json(art.syn_stats, stats)
+    art.mark_done(STAGE, fp, {"queries": queries.height, "negatives": negatives.height})
+    return stats

@@ -1,0 +1,23 @@
+"""The yield check: does a generated query retrieve its own tool among the whole tool table?
+
+A query is useful when MiniLM ranks its tool in the top 10 of every tool in the table; the yield of a
+tool is the number of its distinct (deduplicated) queries that do. It measures whether the generator
+stays on topic, which the 135M embedded model often does not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def self_ranks(
+    query_emb: np.ndarray, tool_emb: np.ndarray, positive: np.ndarray, chunk: int = 4096
+) -> np.ndarray:
+    """1-based rank of each query's own tool by cosine over all tools (ties count against the tool)."""
+    positive = np.asarray(positive)
+    ranks = np.empty(len(positive), dtype=np.int64)
+    for start in range(0, len(positive), chunk):
+        scores = query_emb[start : start + chunk] @ tool_emb.T
+        own = scores[np.arange(scores.shape[0]), positive[start : start + chunk]]
+        ranks[start : start + chunk] = (scores >= own[:, None]).sum(axis=1)
+    return ranks

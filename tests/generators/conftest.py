@@ -1,0 +1,54 @@
+"""Fixtures of the Syn tests: real ToolBench queries and slices of the crawled tool table."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+
+@pytest.fixture(scope="session")
+def toolbench_queries(mirror: Path) -> list[str]:
+    """The real ToolBench user queries of the snapshot (StableToolBench solvable + ToolEval sets)."""
+    root = mirror / "toolbench" / "StableToolBench"
+    texts: list[str] = []
+    for path in sorted((root / "solvable_queries" / "test_instruction").glob("*.json")):
+        texts.extend(item["query"] for item in json.loads(path.read_text()))
+    for path in sorted(root.rglob("gpt-3.5-turbo_CoT/*.json")):
+        texts.extend(item["query"] for item in json.loads(path.read_text()).values())
+    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+
+
+def _perturb(text: str, rng: random.Random, edits: int) -> str:
+    """``edits`` random word edits (drop, swap, replace, insert): near-duplicates of graded similarity."""
+    words = text.split()
+    for _ in range(edits):
+        if len(words) < 3:
+            break
+        i = rng.randrange(len(words) - 1)
+        op = rng.choice(("drop", "swap", "replace", "insert"))
+        if op == "drop":
+            del words[i]
+        elif op == "swap":
+            words[i], words[i + 1] = words[i + 1], words[i]
+        elif op == "replace":
+            words[i] = rng.choice(("please", "now", "quickly", "the", "my", "data"))
+        else:
+            words.insert(i, rng.choice(("also", "kindly", "today", "really")))
+    return " ".join(words)
+
+
+@pytest.fixture(scope="session")
+def perturb() -> Callable[[str, random.Random, int], str]:
+    """The word-edit perturbation that makes graded near-duplicates of real texts."""
+    return _perturb
+
+
+@pytest.fixture(scope="session")
+def tools(crawled_out: Path) -> pl.DataFrame:
+    """The real crawled tool table."""
+    return pl.read_parquet(crawled_out / "tools.parquet")

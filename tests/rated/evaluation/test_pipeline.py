@@ -1,0 +1,152 @@
+"""End to end: `ecoagent evaluate` on a tiny artifact folder writes the report, and repeats itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ecoagent.artifacts import ArtifactDir, write_parquet
+from ecoagent.config import get_profile
+from ecoagent.schemas import TOOL_SCHEMA, rows_to_frame
+
+TOOLS = {
+    "gmail": ("Gmail", "Send, read and search email messages in a Gmail inbox"),
+    "outlook": ("Outlook Mail", "Send and read email through Microsoft Outlook"),
+    "pdf": ("PDF Reader", "Extract the text content of a PDF document"),
+    "ocr": ("OCR", "Recognize printed text in scanned images and PDF pages"),
+    "weather": ("OpenWeather", "Get the current weather and forecast for a city"),
+    "search": ("Google Search", "Search the web and return result snippets"),
+    "wiki": ("Wikipedia", "Look up encyclopedia articles on a topic"),
+    "slack": ("Slack", "Post a message to a Slack channel"),
+    "sheets": ("Google Sheets", "Append rows to and read cells of a spreadsheet"),
+    "calendar": ("Google Calendar", "Create and list calendar events and meetings"),
+    "github": ("GitHub", "Open issues and read pull requests in a repository"),
+    "translate": ("DeepL", "Translate text between languages"),
+}
+QUERIES = {
+    "gmail": ["email my manager the report", "check my gmail inbox", "send a message by email"],
+    "outlook": ["send an outlook email", "read mail in outlook", "reply to an email in outlook"],
+    "pdf": ["get the text out of this pdf", "read the pdf file", "extract pdf contents"],
+    "ocr": ["read the text in this scanned photo", "recognize characters in an image", "ocr a scan"],
+    "weather": ["what is the weather in Paris", "forecast for tomorrow in Rome", "is it raining in Oslo"],
+    "search": ["search the web for news", "google the latest results", "find web pages about llamas"],
+    "wiki": ["look up the history of Rome", "encyclopedia article on whales", "wikipedia entry for Mars"],
+    "slack": ["post to the team slack channel", "send a slack message", "notify the channel on slack"],
+    "sheets": ["add a row to my spreadsheet", "read a cell from the sheet", "append data to google sheets"],
+    "calendar": ["schedule a meeting on friday", "list my calendar events", "create a calendar invite"],
+    "github": ["open an issue on the repo", "read the pull request", "list github issues"],
+    "translate": ["translate this to German", "say hello in Japanese", "translate the paragraph"],
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """12 tools; Syn = 3 queries per tool; Real = the same queries, email ones with two true tools."""
+    out = tmp_path_factory.mktemp("eval")
+    art = ArtifactDir(out)
+    tools = [
+        {
+            "tool_id": f"test:{k}",
+            "name": n,
+            "description": d,
+            "platform": "langchain",
+            "tags": [],
+            "endpoints": [],
+            "auth_names": [],
+            "arguments": [],
+            "prior": 0.5 + 0.03 * i,
+            "link_status": "ok",
+            "auth_kind": "none",
+        }
+        for i, (k, (n, d)) in enumerate(TOOLS.items())
+    ]
+    write_parquet(rows_to_frame(tools, TOOL_SCHEMA), art.tools)
+    rows = []
+    for tool, queries in QUERIES.items():
+        for i, q in enumerate(queries):
+            rows.append(
+                {
+                    "query_id": f"{tool}-{i}",
+                    "query": q,
+                    "tool_id": f"test:{tool}",
+                    "split": ["train", "test", "test"][i],
+                }
+            )
+    syn = pl.DataFrame(rows)
+    write_parquet(syn, art.syn_positives)
+    extra = syn.filter(pl.col("tool_id") == "test:gmail").with_columns(
+        pl.lit("test:outlook").alias("tool_id")
+    )
+    real = pl.concat([syn, extra]).with_columns(
+        pl.lit("G1").alias("group"), pl.lit(0.5).alias("cosine"), pl.lit(0.9).alias("validator_score")
+    )
+    write_parquet(real, art.real_pairs)
+    from rated.encoder import DualEncoder
+
+    DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2").save(str(art.model))
+    return out
+
+
+OPTIONS = dict(
+    seeds=2,
+    steps=900,
+    onset=300,
+    window_end=600,
+    warm_up_pairs=50,
+    dense_models=("sentence-transformers/all-MiniLM-L6-v2",),
+    n_resamples=200,
+    latency_queries=8,
+    sensitivity_steps=600,
+)
+
+
+def test_pipeline_writes_the_report_and_repeats(tiny_out: Path) -> None:
+    from rated.evaluation import pipeline
+
+    profile = get_profile("embedded")
+    stats = pipeline.run(tiny_out, profile, **OPTIONS)
+    eval_dir = tiny_out / "eval"
+    report = json.loads((eval_dir / "report.json").read_text())
+    config = json.loads((eval_dir / "config.json").read_text())
+    assert config["seeds"] == [0, 1] and config["evaluation"]["steps"] == 900
+    methods = {r["method"] for r in report["offline"]["rows"]}
+    assert {"TF-IDF", "BM25", "all-MiniLM-L6-v2", "RATED Full", "RATED w/o Contrastive"} <= methods
+    assert set(report["offline"]["significance"]) == {"syn", "real"}
+    real = report["simulation"]["real"]["scenarios"]
+    assert {"rho=20%", "rho=30%", "recovering (rho=20%)"} <= set(real)
+    full = real["rho=20%"]["aggregate"]["RATED Full"]
+    assert 0.0 <= full["post_fail_sr"]["mean"] <= 1.0 and len(full["post_fail_sr"]["values"]) == 2
+    assert (
+        real["recovering (rho=20%)"]["aggregate"]["HealthCheckBlacklist"]["recovered_sr"]["mean"] is not None
+    )
+    assert len(report["latency"]["rows"]) == 5
+    assert len(report["sensitivity"]["weights"]["cells"]) == 9
+    md = (eval_dir / "report.md").read_text()
+    assert "Table 1" in md and "Table 2" in md and "Table 3" in md
+    assert list(eval_dir.glob("*.png"))
+    assert (tiny_out / ".done" / "evaluate.json").exists()
+
+    # same seeds, same numbers (latency aside)
+    again = pipeline.run(tiny_out, profile, **{**OPTIONS, "latency": False, "sensitivity": False})
+    assert {k: v for k, v in again.items() if k != "seconds"} == {
+        k: v for k, v in stats.items() if k != "seconds"
+    }
+    second = json.loads((eval_dir / "report.json").read_text())
+    assert _same_numbers(second["simulation"], report["simulation"])
+    assert second["offline"]["rows"] == report["offline"]["rows"]
+
+
+def _same_numbers(a: dict, b: dict) -> bool:
+    """Equal up to the per-scenario wall-clock ``seconds``."""
+
+    def strip(x: object) -> object:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "seconds"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return strip(a) == strip(b)
