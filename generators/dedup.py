@@ -125,11 +125,15 @@ class MinHashDeduper:
             keys = np.ascontiguousarray(sigs[:, band * r : (band + 1) * r]).view(f"V{4 * r}").ravel()
             order = np.argsort(keys, kind="stable")
             sorted_keys = keys[order]
-            bounds = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
-            for group in np.split(order, bounds):
-                if len(group) > 1:
-                    g = sorted(group.tolist())
-                    pairs.update((g[x], g[y]) for x in range(len(g)) for y in range(x + 1, len(g)))
+            same = sorted_keys[1:] == sorted_keys[:-1]
+            if not same.any():
+                continue
+            # runs of equal keys: only those of length > 1 make candidates (most buckets are singletons)
+            starts = np.flatnonzero(np.concatenate([[True], ~same]))
+            lengths = np.diff(np.concatenate([starts, [len(keys)]]))
+            for start, length in zip(starts[lengths > 1].tolist(), lengths[lengths > 1].tolist(), strict=True):
+                g = sorted(order[start : start + length].tolist())
+                pairs.update((g[x], g[y]) for x in range(len(g)) for y in range(x + 1, len(g)))
         return pairs
 
     def duplicate_pairs(self, texts: Sequence[str]) -> list[tuple[int, int]]:
@@ -138,20 +142,50 @@ class MinHashDeduper:
         candidates = self.candidate_pairs(self.signatures(sets))
         return sorted((i, j) for i, j in candidates if jaccard(sets[i], sets[j]) > self.config.threshold)
 
-    def keep_mask(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int]]]:
-        """Which texts survive (the first of each duplicate group, in input order), and the pairs found.
+    def band_keys(self, sigs: np.ndarray) -> np.ndarray:
+        """``[n_texts, bands]`` 64-bit keys, one per band (a collision only adds a verified candidate)."""
+        r = self.config.rows
+        wide = sigs.astype(np.uint64).reshape(len(sigs), self.config.bands, r)
+        keys = np.zeros(wide.shape[:2], dtype=np.uint64)
+        for k in range(r):  # FNV-style mixing; uint64 arithmetic wraps
+            keys = (keys ^ wide[:, :, k]) * np.uint64(0x100000001B3)
+        return keys
 
-        A text is dropped when it duplicates an earlier text that was kept.
+    def keep_mask(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """Which texts survive (the first of each duplicate group, in input order), and why the rest not.
+
+        Streams the texts in order through an LSH index of the texts kept so far: a text is dropped when
+        a kept text shares a band with it and their exact Jaccard is > threshold, otherwise it joins the
+        index. Only kept texts are ever compared, so large clusters of copies cost one check each.
+
+        Returns:
+            the boolean keep mask, and ``(kept_index, dropped_index)`` for every dropped text.
         """
-        pairs = self.duplicate_pairs(texts)
-        earlier: dict[int, list[int]] = {}
-        for i, j in pairs:
-            earlier.setdefault(j, []).append(i)
+        sets = [shingles(t) for t in texts]
+        keys = self.band_keys(self.signatures(sets)).tolist()
+        buckets: list[dict[int, list[int]]] = [{} for _ in range(self.config.bands)]
         keep = np.ones(len(texts), dtype=bool)
-        for j in sorted(earlier):
-            if any(keep[i] for i in earlier[j]):
+        removed: list[tuple[int, int]] = []
+        threshold = self.config.threshold
+        for j, row in enumerate(keys):
+            checked: set[int] = set()
+            match = -1
+            for band, key in enumerate(row):
+                for i in buckets[band].get(key, ()):
+                    if i not in checked:
+                        checked.add(i)
+                        if jaccard(sets[i], sets[j]) > threshold:
+                            match = i
+                            break
+                if match >= 0:
+                    break
+            if match >= 0:
                 keep[j] = False
-        return keep, pairs
+                removed.append((match, j))
+                continue
+            for band, key in enumerate(row):
+                buckets[band].setdefault(key, []).append(j)
+        return keep, removed
 
 
 def _xxh32(data: bytes) -> int:

@@ -40,7 +40,8 @@ class GenerationConfig:
         temperature: moderate: lower repeats itself, higher drifts off topic on the 135M model.
         top_p: nucleus mass.
         max_new_tokens: per sample (``list`` mode scales it by the number of queries).
-        repetition_penalty: passed to the backend.
+        repetition_penalty: passed to the backend; 1.0 because transformers applies it to the prompt too,
+            which would push queries away from the words of the tool's own description.
         min_words: shorter queries are rejected.
         max_words: longer queries are rejected.
     """
@@ -50,10 +51,10 @@ class GenerationConfig:
     oversample: float = 1.5
     max_rounds: int = 3
     tools_per_batch: int = 4
-    temperature: float = 0.8
+    temperature: float = 0.6
     top_p: float = 0.95
-    max_new_tokens: int = 48
-    repetition_penalty: float = 1.1
+    max_new_tokens: int = 40
+    repetition_penalty: float = 1.0
     min_words: int = MIN_WORDS
     max_words: int = MAX_WORDS
 
@@ -142,7 +143,9 @@ class QueryGenerator:
             out.append((conv, state.base_seed + index))
         return out
 
-    def _accept(self, state: _ToolState, raw: str, seed: int) -> None:
+    def _accept(self, state: _ToolState, raw: str, seed: int, prefix: str = "") -> None:
+        if prefix:  # the opener was prefilled: the answer continues it
+            raw = prefix + ("" if raw[:1] in (" ", ",", "?", ".", "'") else " ") + raw.lstrip("\n")
         parsed = parse_queries(raw)
         if parsed.reason:
             state.failures.append({"raw": raw, "reason": parsed.reason, "seed": seed})
@@ -171,8 +174,9 @@ class QueryGenerator:
             started = time.perf_counter()
             outputs = self._generate([conv for _, conv, _ in jobs], [seed for _, _, seed in jobs], params)
             self.generation_seconds += time.perf_counter() - started
-            for (state, _, seed), raw in zip(jobs, outputs, strict=True):
-                self._accept(state, raw, seed)
+            for (state, conv, seed), raw in zip(jobs, outputs, strict=True):
+                prefix = conv[-1]["content"] if conv[-1]["role"] == "assistant" else ""
+                self._accept(state, raw, seed, prefix)
             for s in active:
                 s.samples += sum(1 for st, _, _ in jobs if st is s)
                 s.rounds += 1

@@ -32,12 +32,11 @@ class _Slots:
     the tools that were used.
     """
 
-    def __init__(self, names: Sequence[str], width: int) -> None:
-        self.names = tuple(names)
-        self.width = width
+    def __init__(self, widths: dict[str, tuple[int, type]]) -> None:
+        self.widths = dict(widths)
         self.of: dict[int, int] = {}
         self.arms = np.empty(0, dtype=np.int64)
-        self.arrays = {name: np.empty((0, width)) for name in self.names}
+        self.arrays = {name: np.empty((0, w), dtype=t) for name, (w, t) in self.widths.items()}
 
     def __len__(self) -> int:
         return len(self.of)
@@ -48,8 +47,8 @@ class _Slots:
         if row == self.arms.shape[0]:
             capacity = max(8, 2 * row)
             self.arms = np.resize(self.arms, capacity)
-            for name in self.names:
-                grown = np.empty((capacity, self.width))
+            for name, (width, dtype) in self.widths.items():
+                grown = np.empty((capacity, width), dtype=dtype)
                 grown[:row] = self.arrays[name][:row]
                 self.arrays[name] = grown
         self.of[arm] = row
@@ -79,8 +78,8 @@ class DiscountedLinUCB:
       ``b`` fades by ``gamma`` per update like any other evidence.
 
     A tool that never received feedback has no state: its score is ``prior_i + alpha * |x~| / sqrt(lam)``
-    in closed form, so memory grows only with the tools that were used (4 rows of d + 1 float64 each:
-    A, b and the cached A^-1 and theta).
+    in closed form, so memory grows only with the tools that were used: A and b (d + 1 float64 each)
+    and a float32 cache of theta and A^-1 for scoring, 24 (d + 1) bytes per tool.
 
     Args:
         dim: dimension d of the query embeddings.
@@ -122,9 +121,13 @@ class DiscountedLinUCB:
             raise ValueError(f"lam must be > 0, got {lam}")
         self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
         self.prior = as_priors(prior)
-        self._slots = _Slots(("A", "b", "ainv", "theta"), dim + 1)
-        self._ctx = np.empty(dim + 1)
-        self._sq = np.empty(dim + 1)
+        # per touched tool: A and b (the state, float64), and a float32 cache row [theta | A^-1] so that
+        # scoring K tools is one gather of half the bytes and one small GEMM against (x~, x~^2)
+        self._slots = _Slots(
+            {"A": (dim + 1, np.float64), "b": (dim + 1, np.float64), "cache": (2 * (dim + 1), np.float32)}
+        )
+        self._cm = np.empty((2, dim + 1), dtype=np.float32)
+        self._ctx, self._sq = self._cm[0], self._cm[1]
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ arms
@@ -174,10 +177,14 @@ class DiscountedLinUCB:
             if of:
                 rows = [(k, of[i]) for k, i in enumerate(idx.tolist()) if i in of]
                 if rows:
-                    pos, slot = zip(*rows, strict=True)
-                    mean = self._slots["theta"][list(slot)] @ ctx
-                    var = self._slots["ainv"][list(slot)] @ self._sq
-                    out[list(pos)] = mean + self.alpha * np.sqrt(var)
+                    pos, slot = (list(v) for v in zip(*rows, strict=True))
+                    # rows [theta_i; ainv_i] against columns [x~, x~^2]: mean and variance in one GEMM
+                    prod = self._slots["cache"][slot].reshape(-1, self.dim + 1) @ self._cm.T
+                    var = prod[1::2, 1]
+                    np.sqrt(var, out=var)
+                    var *= self.alpha
+                    var += prod[0::2, 0]
+                    out[pos] = var
             return out
 
     # ---------------------------------------------------------------- update
@@ -188,9 +195,15 @@ class DiscountedLinUCB:
         b.fill(0.0)
         # b0 = lam * prior * x0 / |x0|^2 with x0 = BIAS * e_{d+1}: theta0 . x~ = prior for every x
         b[self.dim] = self.lam * self.prior[arm] / BIAS
-        np.divide(1.0, A, out=self._slots["ainv"][row])
-        np.multiply(b, self._slots["ainv"][row], out=self._slots["theta"][row])
+        self._refresh(row)
         return row
+
+    def _refresh(self, row: int) -> None:
+        """Recompute the cached ``theta = b / A`` and ``A^-1`` of one tool (element-wise, O(d))."""
+        theta, ainv = self._slots["cache"][row].reshape(2, self.dim + 1)
+        A = self._slots["A"][row]
+        np.divide(1.0, A, out=ainv)
+        np.divide(self._slots["b"][row], A, out=theta)  # in float64, rounded once into the cache
 
     def update(self, i: int, x: np.ndarray, reward: float) -> None:
         """Discounted ridge update of tool ``i`` only, after reward ``reward`` (1 success, 0 failure).
@@ -209,14 +222,16 @@ class DiscountedLinUCB:
             if row is None:
                 row = self._init_row(i)
             A, b = self._slots["A"][row], self._slots["b"][row]
-            ainv, theta = self._slots["ainv"][row], self._slots["theta"][row]
             A *= self.gamma
             A += (1.0 - self.gamma) * self.lam
             A += self._sq
             b *= self.gamma
-            b += float(reward) * ctx
-            np.divide(1.0, A, out=ainv)
-            np.multiply(b, ainv, out=theta)
+            r = float(reward)
+            if r == 1.0:  # the usual rewards skip a multiply on the hot path
+                b += ctx
+            elif r != 0.0:
+                b += r * ctx
+            self._refresh(row)
 
     # ----------------------------------------------------------- inspection
     def state_of(self, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -263,10 +278,9 @@ class DiscountedLinUCB:
         if arms.size and (arms.min() < 0 or arms.max() >= self.prior.size):
             raise ValueError("state names tools outside this catalog")
         with self._lock:
-            self._slots = _Slots(self._slots.names, self.dim + 1)
+            self._slots = _Slots(self._slots.widths)
             for arm, a_row, b_row in zip(arms.tolist(), A, b, strict=True):
                 row = self._slots.new(int(arm))
                 self._slots["A"][row] = a_row
                 self._slots["b"][row] = b_row
-                self._slots["ainv"][row] = 1.0 / a_row
-                self._slots["theta"][row] = b_row * self._slots["ainv"][row]  # as update() computes it
+                self._refresh(row)  # as update() computes it

@@ -91,7 +91,7 @@ class ToolIndex:
         dupes = {t for t in ids if t in self._pos or t in seen or seen.add(t)}
         if dupes:
             raise ValueError(f"tool ids already indexed or repeated: {sorted(dupes)[:5]}")
-        norms = np.linalg.norm(emb, axis=1, keepdims=True)
+        norms = np.sqrt(np.einsum("ij,ij->i", emb, emb))[:, None]  # no (n, d) temporary
         if (norms == 0).any():
             raise ValueError("a tool embedding is all zeros")
         need = self._n + len(ids)
@@ -100,7 +100,9 @@ class ToolIndex:
             grown[: self._n] = self._emb[: self._n]
             self._emb = grown
         rows = np.arange(self._n, need)
-        self._emb[self._n : need] = emb / norms
+        block = self._emb[self._n : need]
+        block[...] = emb
+        block /= norms  # normalize in place: a million rows need no second copy
         for t, r in zip(ids, rows.tolist(), strict=True):
             self._pos[t] = r
         self.ids.extend(ids)

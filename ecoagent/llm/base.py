@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
+# A conversation ends with a user message, or with an assistant message whose content is a prefix that
+# the completion continues (the completion returned excludes the prefix).
 Conversation = list[Message]
 
 

@@ -139,11 +139,16 @@ class EmbeddedLLM(LLMClient):
         }
 
     def template(self, conversations: list[Conversation]) -> list[str]:
+        """Chat-templated prompts; a final assistant message is a prefix that the answer continues."""
         out = []
         for i, conv in enumerate(conversations):
+            prefill = ""
+            if conv and conv[-1].get("role") == "assistant":
+                prefill, conv = conv[-1]["content"], conv[:-1]
             if not conv or conv[-1].get("role") != "user":
-                raise ValueError(f"conversation {i}: must end with a user message")
-            out.append(self.tokenizer.apply_chat_template(conv, tokenize=False, add_generation_prompt=True))
+                raise ValueError(f"conversation {i}: must end with a user message (or a user + assistant prefix)")
+            text = self.tokenizer.apply_chat_template(conv, tokenize=False, add_generation_prompt=True)
+            out.append(text + prefill)
         return out
 
     def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
@@ -205,7 +210,8 @@ class EmbeddedLLM(LLMClient):
             ids = {
                 i
                 for i, piece in enumerate(vocab)
-                if piece is not None and any(s in self.tokenizer.convert_tokens_to_string([piece]) for s in stop)
+                if piece is not None
+                and any(s in self.tokenizer.convert_tokens_to_string([piece]) for s in stop)
             }
             eos = self.tokenizer.eos_token_id
             ids |= {eos} if isinstance(eos, int) else set(eos or [])

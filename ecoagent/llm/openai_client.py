@@ -33,7 +33,7 @@ class OpenAILLM(LLMClient):
         self,
         model: str,
         base_url: str,
-        concurrency: int = 8,
+        concurrency: int = 32,
         timeout: float = 120.0,
         max_retries: int = 3,
         api_key: str = "EMPTY",
@@ -83,6 +83,9 @@ class OpenAILLM(LLMClient):
         extra: dict[str, Any] = {}
         if params.repetition_penalty != 1.0:
             extra["repetition_penalty"] = params.repetition_penalty  # vLLM's sampling extension
+        if conversation and conversation[-1].get("role") == "assistant":
+            # a final assistant message is a prefix to continue (vLLM's chat-template options)
+            extra.update(continue_final_message=True, add_generation_prompt=False)
         response = self._client.chat.completions.create(
             model=self._model_id,
             messages=conversation,  # type: ignore[arg-type]
@@ -97,14 +100,18 @@ class OpenAILLM(LLMClient):
 
     def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
         """Conversation ``i`` is sampled with seed ``params.seed + i`` (as the embedded backend does)."""
-        return self.generate_seeded(conversations, params, [params.seed + i for i in range(len(conversations))])
+        return self.generate_seeded(
+            conversations, params, [params.seed + i for i in range(len(conversations))]
+        )
 
     def generate_seeded(
         self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
     ) -> list[str]:
         if len(seeds) != len(conversations):
             raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
-        futures = [self._pool.submit(self._complete, c, params, s) for c, s in zip(conversations, seeds, strict=True)]
+        futures = [
+            self._pool.submit(self._complete, c, params, s) for c, s in zip(conversations, seeds, strict=True)
+        ]
         return [f.result() for f in futures]
 
     def _score(self, conversation: Conversation) -> float:

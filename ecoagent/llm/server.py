@@ -189,7 +189,10 @@ def _handler(llm: EmbeddedLLM, worker: BatchingWorker) -> type[BaseHTTPRequestHa
             messages = body["messages"]
             if not isinstance(messages, list) or not messages:
                 raise ValueError("messages must be a non-empty list")
-            prompt = llm.template([[{"role": m["role"], "content": m["content"]} for m in messages]])[0]
+            turns = [{"role": m["role"], "content": m["content"]} for m in messages]
+            if turns[-1]["role"] == "assistant" and not body.get("continue_final_message"):
+                raise ValueError("a final assistant message needs continue_final_message=true")
+            prompt = llm.template([turns])[0]
             stop = body.get("stop") or ()
             params = SamplingParams(
                 max_new_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 64),

@@ -91,7 +91,8 @@ def run_stream(
     schedule = scenario.build(relevant, n_tools, seed)
     oracle = oracle_success(stream, schedule)
     new = np.flatnonzero(schedule.arrival > 0)
-    new_steps = np.array([bool(rel & set(new.tolist())) for rel in relevant]) if new.size else None
+    new_set = frozenset(new.tolist())
+    new_steps = np.array([bool(rel & new_set) for rel in relevant]) if new.size else None
     out: dict[str, Any] = {"seed": seed, "schedule": schedule.to_dict(), "methods": {}, "curves": {}}
     out["n_true_tools"] = int(len({t for rel in relevant for t in rel}))
     for name, factory in methods.items():

@@ -2,12 +2,14 @@
 
 Rows are cumulative like the paper's: encoding the query alone, then encoding plus each way of ranking
 and learning. Times are wall-clock per query (``time.perf_counter``), after a few untimed calls that
-warm the caches; the mean and the 95th percentile are reported, with the query count and thread count
-saved beside them.
+warm the caches, with one torch thread (a single short query gains nothing from intra-op threads, and
+on a shared machine they stall it by an order of magnitude); the mean and the 95th percentile are
+reported, with the query count, thread count and the machine's load average saved beside them.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,6 +52,11 @@ def measure(
     """
     import torch
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(
+        1
+    )  # one query per call: intra-op threads only add hand-off cost (and stall on a busy machine)
+
     def encode(q: str) -> np.ndarray:
         return full.encode(q)
 
@@ -82,6 +89,12 @@ def measure(
         (f"+ Batch update (ToolRL-like, B = {batch})", batch_step),
     ]
     out = []
-    for name, fn in rows:
-        out.append({"config": name, **time_per_query(fn, queries), "torch_threads": torch.get_num_threads()})
+    try:
+        for name, fn in rows:
+            load = os.getloadavg()[0]
+            out.append(
+                {"config": name, **time_per_query(fn, queries), "torch_threads": 1, "load_avg_1min": load}
+            )
+    finally:
+        torch.set_num_threads(threads)
     return out

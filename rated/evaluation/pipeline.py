@@ -167,9 +167,14 @@ def _encode_all(inputs: dict[str, DatasetInputs], models: dict[str, Any]) -> Non
 
 
 def _baseline_scores(
-    inputs: dict[str, DatasetInputs], catalog: Catalog, cfg: EvaluationConfig, models: dict[str, Any]
+    inputs: dict[str, DatasetInputs],
+    catalog: Catalog,
+    cfg: EvaluationConfig,
+    models: dict[str, Any],
+    art: ArtifactDir,
 ) -> dict[str, float]:
     """Score matrices of TF-IDF, BM25 and the pretrained dense encoders on every test pool."""
+    caches = (art.eval / "cache", art.real / "cache")
     timings = {}
     nc_cfg = models["config"]
     for retriever in (TfidfRetriever(), BM25Retriever()):
@@ -187,7 +192,9 @@ def _baseline_scores(
             for d in inputs.values():
                 d.scores[label] = (d.emb["no_contrastive"] @ tools.T).astype(np.float64)
         else:
-            dense = DenseRetriever(name).fit(catalog.documents)
+            dense = DenseRetriever(name, cache_dirs=caches, write_cache=caches[0]).fit(catalog.documents)
+            if dense.cache_hit is not None:
+                log.info("%s tool embeddings read from %s", label, dense.cache_hit)
             for d in inputs.values():
                 d.scores[label] = dense.scores(d.test.queries)
         timings[label] = time.perf_counter() - t0
@@ -303,6 +310,7 @@ def run_simulation(
             block["n_true_tools"] = runs[0]["n_true_tools"]
             block["scenarios"][scenario.name] = {
                 "scenario": asdict(scenario),
+                "methods": list(methods),  # table order (the JSON file sorts keys)
                 "aggregate": dynamic.aggregate(runs),
                 "runs": runs,
                 "seconds": time.perf_counter() - t0,
@@ -425,7 +433,9 @@ def run(
     config["fingerprint"] = fp
     write_json(eval_dir / "config.json", config)
     timings["load + encode"] = time.perf_counter() - t0
-    timings.update({f"fit + score {k}": v for k, v in _baseline_scores(inputs, catalog, cfg, models).items()})
+    timings.update(
+        {f"fit + score {k}": v for k, v in _baseline_scores(inputs, catalog, cfg, models, art).items()}
+    )
 
     result: dict[str, Any] = {"config": {**config, "simulation": cfg.simulation().to_dict()}}
     result["data"] = {

@@ -68,7 +68,7 @@ def significance_lines(sig: dict[str, dict[str, Any]]) -> str:
 def simulation_table(scenarios: dict[str, dict[str, Any]], names: Sequence[str]) -> str:
     """Table 2: methods down; for each scenario Post-Fail SR, FSR and AS across."""
     names = [n for n in names if n in scenarios]
-    methods = list(scenarios[names[0]]["aggregate"]) if names else []
+    methods = _order(scenarios, names)
     headers = ["Method"] + [f"{n} {m}" for n in names for m in ("Post-Fail SR", "FSR", "AS")]
     body = []
     for method in methods:
@@ -81,13 +81,26 @@ def simulation_table(scenarios: dict[str, dict[str, Any]], names: Sequence[str])
                 adaptation_cell(agg.get("adaptation_steps")),
             ]
         body.append(row)
+    if methods:  # the ceiling: an oracle that always picks an available true tool when one exists
+        row = ["Oracle (ceiling)"]
+        for n in names:
+            row += [mean_std(scenarios[n]["aggregate"][methods[0]].get("oracle_post_fail_sr")), "0", "-"]
+        body.append(row)
     return format_table(headers, body)
+
+
+def _order(scenarios: dict[str, dict[str, Any]], names: Sequence[str]) -> list[str]:
+    """Methods in the run's order (kept in ``methods``; the JSON file itself sorts keys)."""
+    if not names:
+        return []
+    first = scenarios[names[0]]
+    return list(first.get("methods") or first["aggregate"])
 
 
 def extended_table(scenarios: dict[str, dict[str, Any]], names: Sequence[str]) -> str:
     """Past the paper: per scenario the Post-Fail SR, the scenario's own metric and the regret."""
     names = [n for n in names if n in scenarios]
-    methods = list(scenarios[names[0]]["aggregate"]) if names else []
+    methods = _order(scenarios, names)
     headers = ["Method"]
     for n in names:
         headers += [f"{n} Post-Fail SR", f"{n} {_extra_label(scenarios[n])}", f"{n} regret 2,001-5,000"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from crawlers import crewai, langchain
+from crawlers import langchain
 from crawlers.live import CREWAI_REF, LANGCHAIN_DOCS_REF, LiveSource
 from crawlers.pipeline import crawl_records, run
 from crawlers.report import CrawlErrors, SourceFailed
@@ -24,27 +24,53 @@ def _by_id(records: list) -> dict:
     return {r.tool_id: r for r in records}
 
 
-def test_live_crawl_of_all_platforms_equals_the_mirror_crawl(
-    snapshot_server, mirror: Path, tmp_path: Path
-) -> None:
-    live = LiveSource(snapshot_server.live_config(), cache_dir=tmp_path / "cache")
+def _assert_live_equals_mirror(server, mirror: Path, cache: Path, platforms: tuple[str, ...]) -> dict:
+    live = LiveSource(server.live_config(), cache_dir=cache)
     live_errors, mirror_errors = CrawlErrors(), CrawlErrors()
-    got, _ = crawl_records(live, ("langchain", "crewai", "llamaindex", "n8n"), live_errors)
-    want, _ = crawl_records(MirrorSource(mirror), ("langchain", "crewai", "llamaindex", "n8n"), mirror_errors)
+    got, _ = crawl_records(live, platforms, live_errors)
+    want, _ = crawl_records(MirrorSource(mirror), platforms, mirror_errors)
     got_by, want_by = _by_id(got), _by_id(want)
     assert set(got_by) == set(want_by)
     for tid, rec in want_by.items():
         other = got_by[tid]
-        assert (other.name, other.description, other.auth_names, other.endpoints, other.doc_url) == (
+        assert (
+            other.name,
+            other.description,
+            other.auth_names,
+            other.endpoints,
+            other.doc_url,
+            other.tags,
+        ) == (
             rec.name,
             rec.description,
             rec.auth_names,
             rec.endpoints,
             rec.doc_url,
+            rec.tags,
         ), tid
     assert live_errors.count() == mirror_errors.count()
+    return got_by
+
+
+def test_live_crawl_equals_the_mirror_crawl(snapshot_server, mirror: Path, tmp_path: Path) -> None:
+    got = _assert_live_equals_mirror(
+        snapshot_server, mirror, tmp_path / "cache", ("langchain", "crewai", "llamaindex")
+    )
     # live records name the URL they came from
-    assert got_by["crewai:serper_dev_tool"].sources[0].startswith(f"{snapshot_server.url}{SPEC}")
+    assert got["crewai:serper_dev_tool"].sources[0].startswith(f"{snapshot_server.url}{SPEC}")
+
+
+@pytest.mark.slow
+def test_live_crawl_of_n8n_from_the_npm_cdn_equals_the_mirror_crawl(
+    snapshot_server, mirror: Path, tmp_path: Path
+) -> None:
+    got = _assert_live_equals_mirror(snapshot_server, mirror, tmp_path / "cache", ("n8n",))
+    assert len(got) > 3500
+    assert (
+        got["n8n:slack:message_post"]
+        .sources[0]
+        .startswith(f"{snapshot_server.url}/npm/n8n-nodes-base@2.41.2/")
+    )
 
 
 def test_retries_on_429_500_slow_and_truncated_responses(snapshot_server, tmp_path: Path) -> None:
@@ -145,7 +171,6 @@ def test_live_urls_follow_the_catalog_readmes() -> None:
     assert source.url("llamaindex/integrations/llama-index-tools-arxiv/README.md").endswith(
         "/llama-index-integrations/tools/llama-index-tools-arxiv/README.md"
     )
-    assert crewai.PLATFORM == "crewai"
 
 
 def test_a_killed_live_crawl_resumes_from_its_cache(snapshot_server, tmp_path: Path) -> None:
@@ -183,7 +208,18 @@ def test_a_killed_live_crawl_resumes_from_its_cache(snapshot_server, tmp_path: P
 
     source = LiveSource(snapshot_server.live_config(), cache_dir=cache)
     records, _ = crawl_records(source, ("crewai",), CrawlErrors())
-    assert len(records) == 129
+    assert len(records) == 127
     # everything the killed run had fetched came from the disk cache
     assert source.client.stats["cache_hits"] >= before_kill - 5
     assert source.client.stats["requests"] + before_kill <= 200
+
+
+def test_npm_files_come_byte_for_byte_from_the_package_cdn(
+    snapshot_server, mirror: Path, tmp_path: Path
+) -> None:
+    source = LiveSource(snapshot_server.live_config(), cache_dir=tmp_path / "cache")
+    codex = "n8n/nodes-base/codex/nodes/Slack/Slack.node.json"
+    assert source.read(codex) == (mirror / codex).read_bytes()
+    assert snapshot_server.state.hits["/npm/n8n-nodes-base@2.41.2/dist/nodes/Slack/Slack.node.json"] == 1
+    known = source.read("n8n/nodes-langchain/known.nodes.json")
+    assert known == (mirror / "n8n/nodes-langchain/known.nodes.json").read_bytes()

@@ -83,7 +83,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
         cwd=home,
     )
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 300
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"prefect server exited: {(home / 'server.log').read_text()[-2000:]}")
@@ -93,7 +93,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
             except requests.RequestException:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("prefect server did not start in 180 s")
+                raise RuntimeError("prefect server did not start in 300 s")
             time.sleep(1)
         yield {"url": url, "home": str(home)}
     finally:

@@ -25,8 +25,20 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def _delay() -> None:
-    time.sleep(float(os.environ.get("FAKE_STAGE_DELAY", "0")))
+def _rendezvous(out: Path, me: str, other: str) -> bool:
+    """With FAKE_RENDEZVOUS set, announce ``me`` and wait (up to 60 s) for ``other`` to start too.
+
+    Returns whether ``other`` was seen running: true only when the two stages run side by side.
+    """
+    if not os.environ.get("FAKE_RENDEZVOUS"):
+        return False
+    (Path(out) / f".{me}.started").touch()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if (Path(out) / f".{other}.started").exists():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def crawl(
@@ -47,8 +59,7 @@ def crawl(
 
 def syn(out: Path, profile: Any, max_tools: int | None = None, split_by: str = "query") -> dict[str, Any]:
     a = ArtifactDir(out)
-    _log(out, "syn", max_tools=max_tools)
-    _delay()
+    _log(out, "syn", max_tools=max_tools, met=_rendezvous(out, "syn", "real"))
     tools = a.tools.read_text()
     for path in (a.syn_queries, a.syn_positives, a.syn_negatives):
         _write(path, f"{tools}|{max_tools}")
@@ -58,8 +69,7 @@ def syn(out: Path, profile: Any, max_tools: int | None = None, split_by: str = "
 
 def real(out: Path, profile: Any, mirror: str | None = None) -> dict[str, Any]:
     a = ArtifactDir(out)
-    _log(out, "real")
-    _delay()
+    _log(out, "real", met=_rendezvous(out, "real", "syn"))
     tools = a.tools.read_text()
     for path in (a.real_decisions, a.real_pairs):
         _write(path, tools)

@@ -125,3 +125,26 @@ def test_seed_overrides_profile(tmp_path: Path) -> None:
     # max_tools is Syn's option, so it does not touch the other stages' cache keys
     assert p.resolved_profile().syn_max_tools == 120
     assert p.stage_options("syn") == {"max_tools": 5}
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_stage_functions_take_the_flow_options(tmp_path: Path, stage: str) -> None:
+    """Every real stage function takes the options the flow passes it (checked on its signature)."""
+    import importlib.util
+    import inspect
+
+    from flows.stages import STAGES, resolve_target
+
+    module = STAGES[stage].target.partition(":")[0]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not implemented yet")
+    func = resolve_target(STAGES[stage].target)
+    params = inspect.signature(func).parameters
+    names = list(params)
+    assert names[:2] == ["out", "profile"], f"{module}.run must start with (out, profile)"
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    p = BuildParams(
+        out=tmp_path, max_tools=3, platforms=["crewai"], eval_seeds=1, repo_id="org/name", mirror=tmp_path
+    )
+    for option in p.stage_options(stage):
+        assert takes_any or option in params, f"{module}.run takes no option {option!r}"

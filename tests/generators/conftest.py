@@ -52,3 +52,27 @@ def perturb() -> Callable[[str, random.Random, int], str]:
 def tools(crawled_out: Path) -> pl.DataFrame:
     """The real crawled tool table."""
     return pl.read_parquet(crawled_out / "tools.parquet")
+
+
+@pytest.fixture(scope="session")
+def llm() -> object:
+    """The real embedded SmolLM2 client (loaded once)."""
+    from ecoagent.config import ModelConfig
+    from ecoagent.llm import make_llm
+
+    return make_llm(ModelConfig())
+
+
+@pytest.fixture()
+def small_out(tmp_path: Path, tools: pl.DataFrame) -> Path:
+    """An artifact folder whose tools.parquet is a slice of the real crawl (all CrewAI tools + 20 of
+    each other platform), so encoding the table stays cheap."""
+    from ecoagent.artifacts import write_parquet
+
+    parts = [tools.filter(pl.col("platform") == "crewai")]
+    parts += [
+        tools.filter(pl.col("platform") == p).sort("tool_id").head(20)
+        for p in ("langchain", "llamaindex", "n8n")
+    ]
+    write_parquet(pl.concat(parts), tmp_path / "tools.parquet")
+    return tmp_path

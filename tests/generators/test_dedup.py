@@ -32,7 +32,9 @@ def test_lsh_matches_exact_jaccard(
     toolbench_queries: list[str], perturb: Callable[[str, random.Random, int], str]
 ) -> None:
     rng = random.Random(0)
-    base = toolbench_queries[:150] + [" ".join(t.split()[:rng.randint(5, 9)]) for t in toolbench_queries[150:300]]
+    base = toolbench_queries[:150] + [
+        " ".join(t.split()[: rng.randint(5, 9)]) for t in toolbench_queries[150:300]
+    ]
     texts = base + [perturb(t, rng, rng.randint(0, 6)) for t in base]
     exact = set(exact_duplicate_pairs(texts, 0.7))
     found = set(MinHashDeduper().duplicate_pairs(texts))
@@ -50,4 +52,19 @@ def test_keep_mask_drops_later_copies_only() -> None:
     ]
     keep, pairs = MinHashDeduper(MinHashConfig(threshold=0.7)).keep_mask(texts)
     assert keep.tolist() == [True, False, True, False]
-    assert (0, 1) in pairs and (0, 3) in pairs
+    assert pairs == [(0, 1), (0, 3)]  # (kept, dropped)
+
+
+def test_keep_mask_equals_greedy_over_exact_pairs(
+    toolbench_queries: list[str], perturb: Callable[[str, random.Random, int], str]
+) -> None:
+    rng = random.Random(1)
+    texts = [perturb(rng.choice(toolbench_queries[:200]), rng, rng.randint(0, 5)) for _ in range(800)]
+    expected = np.ones(len(texts), dtype=bool)
+    for i, j in exact_duplicate_pairs(texts, 0.7):  # sorted by i, then j: earlier kept texts decide
+        if expected[i]:
+            expected[j] = False
+    keep, removed = MinHashDeduper().keep_mask(texts)
+    assert (~expected).sum() > 50
+    assert np.array_equal(keep, expected)
+    assert all(keep[i] and not keep[j] and i < j for i, j in removed)

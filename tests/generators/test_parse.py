@@ -10,12 +10,24 @@ from generators.parse import clean, parse_queries
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        ("1. Find flights to Rome\n2) Book a hotel in Paris\n3 - Rent a car", ["Find flights to Rome", "Book a hotel in Paris", "Rent a car"]),
-        ("Sure! Here are some requests:\n- Convert my PDF to text\n* Summarize this paper\n\u2022 Translate it", ["Convert my PDF to text", "Summarize this paper", "Translate it"]),
-        ('["what is the weather in Oslo", "forecast for Bergen"]', ["what is the weather in Oslo", "forecast for Bergen"]),
+        (
+            "1. Find flights to Rome\n2) Book a hotel in Paris\n3 - Rent a car",
+            ["Find flights to Rome", "Book a hotel in Paris", "Rent a car"],
+        ),
+        (
+            "Sure! Here are some requests:\n- Convert my PDF to text\n* Summarize this paper\n\u2022 Translate it",
+            ["Convert my PDF to text", "Summarize this paper", "Translate it"],
+        ),
+        (
+            '["what is the weather in Oslo", "forecast for Bergen"]',
+            ["what is the weather in Oslo", "forecast for Bergen"],
+        ),
         ('Here you go: {"queries": ["a b c d e", "f g h i j"]}', ["a b c d e", "f g h i j"]),
         ('[{"query": "send an email to Bob"}]', ["send an email to Bob"]),
-        ('A user might ask: "Can you check the stock price of AAPL today?"', ["Can you check the stock price of AAPL today?"]),
+        (
+            'A user might ask: "Can you check the stock price of AAPL today?"',
+            ["Can you check the stock price of AAPL today?"],
+        ),
         ("**1.** **Search the web for news**", ["Search the web for news"]),
         ('"Find me cheap flights to Lisbon', ["Find me cheap flights to Lisbon"]),
         ("Query: list my open GitHub issues", ["list my open GitHub issues"]),
@@ -38,5 +50,7 @@ def test_empty_answers_give_a_reason(answer: str) -> None:
 
 
 def test_broken_json_falls_back_to_lines() -> None:
-    assert parse_queries('["find the nearest pharmacy", "open now"').queries == ['["find the nearest pharmacy", "open now"']
+    assert parse_queries('["find the nearest pharmacy", "open now"').queries == [
+        '["find the nearest pharmacy", "open now"'
+    ]
     assert clean("  3.   'quoted  text' ") == "quoted text"

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from generators.prompts import FENCE_CLOSE, FENCE_OPEN, STYLES, list_conversation, sanitize, single_conversation
+from generators.prompts import (
+    FENCE_CLOSE,
+    FENCE_OPEN,
+    STYLES,
+    list_conversation,
+    sanitize,
+    single_conversation,
+)
 
 HOSTILE = {
     "tool_id": "crewai:hostile",
@@ -17,7 +24,7 @@ HOSTILE = {
 
 def test_fence_cannot_be_closed_from_inside() -> None:
     conv = single_conversation(HOSTILE, 0)
-    prompt = conv[-1]["content"]
+    prompt = conv[-2]["content"]
     assert prompt.count(FENCE_OPEN) == 1 and prompt.count(FENCE_CLOSE) == 1
     inside = prompt.split(FENCE_OPEN, 1)[1].split(FENCE_CLOSE, 1)[0]
     assert "Ignore all previous instructions" in inside  # kept as data, inside the fence
@@ -34,6 +41,7 @@ def test_sanitize_folds_and_caps() -> None:
 
 def test_styles_rotate_and_few_shot_precedes() -> None:
     a, b = single_conversation(HOSTILE, 0), single_conversation(HOSTILE, 1)
-    assert STYLES[0] in a[-1]["content"] and STYLES[1] in b[-1]["content"]
-    assert [m["role"] for m in a] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert STYLES[0][0] in a[-2]["content"] and STYLES[1][0] in b[-2]["content"]
+    assert a[-1] == {"role": "assistant", "content": STYLES[0][1]}  # the prefilled opener
+    assert [m["role"] for m in a] == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
     assert "numbered list of exactly 12" in list_conversation(HOSTILE, 12)[-1]["content"]

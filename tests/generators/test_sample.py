@@ -13,14 +13,21 @@ from generators.sample import stratified_sample
 def test_sample_is_balanced_seeded_and_sorted(tools: pl.DataFrame) -> None:
     sample = stratified_sample(tools, 40, seed=0)
     assert sample.height == 40
-    assert Counter(sample["platform"].to_list()) == {"langchain": 10, "crewai": 10, "llamaindex": 10, "n8n": 10}
+    assert Counter(sample["platform"].to_list()) == {
+        "langchain": 10,
+        "crewai": 10,
+        "llamaindex": 10,
+        "n8n": 10,
+    }
     assert sample["tool_id"].to_list() == sorted(sample["tool_id"].to_list())
     assert sample.equals(stratified_sample(tools.reverse(), 40, seed=0))
     assert not sample.equals(stratified_sample(tools, 40, seed=1))
 
 
 def test_small_platforms_hand_their_share_to_the_others(tools: pl.DataFrame) -> None:
-    small = tools.filter(pl.col("platform") != "crewai").vstack(tools.filter(pl.col("platform") == "crewai").head(3))
+    small = tools.filter(pl.col("platform") != "crewai").vstack(
+        tools.filter(pl.col("platform") == "crewai").head(3)
+    )
     counts = Counter(stratified_sample(small, 40, seed=0)["platform"].to_list())
     assert counts["crewai"] == 3 and sum(counts.values()) == 40
 

@@ -24,7 +24,11 @@ def test_tool_split_keeps_tools_and_their_equivalents_whole(tools: pl.DataFrame)
     tool_ids = tools["tool_id"].to_list()[:600]
     queries = [f"{t}#{k}" for t in tool_ids for k in range(3)]
     owners = [t for t in tool_ids for _ in range(3)]
-    equivalents = {tool_ids[0]: {tool_ids[1], tool_ids[2]}, tool_ids[1]: {tool_ids[0]}, tool_ids[2]: {tool_ids[0]}}
+    equivalents = {
+        tool_ids[0]: {tool_ids[1], tool_ids[2]},
+        tool_ids[1]: {tool_ids[0]},
+        tool_ids[2]: {tool_ids[0]},
+    }
     splits = assign_splits(queries, owners, "tool", seed=0, equivalents=equivalents)
     per_tool = defaultdict(set)
     for owner, split in zip(owners, splits, strict=True):

@@ -51,4 +51,12 @@ def test_yes_probability_is_renormalized_over_yes_and_no(embedded_llm: EmbeddedL
 
 def test_bad_conversation_names_its_index(embedded_llm: EmbeddedLLM) -> None:
     with pytest.raises(ValueError, match="conversation 1"):
-        embedded_llm.generate([ASK, [{"role": "assistant", "content": "hi"}]], PARAMS)
+        embedded_llm.generate([ASK, [{"role": "system", "content": "hi"}]], PARAMS)
+
+
+def test_assistant_prefix_is_continued(embedded_llm: EmbeddedLLM) -> None:
+    conv = [*ASK, {"role": "assistant", "content": "Will it rain in"}]
+    prompt = embedded_llm.template([conv])[0]
+    assert prompt.endswith("<|im_start|>assistant\nWill it rain in")
+    out = embedded_llm.generate([conv], SamplingParams(max_new_tokens=6, temperature=0.0, stop=("\n",)))
+    assert out[0] and not out[0].startswith("Will it rain")

@@ -53,7 +53,13 @@ def test_profile() -> Profile:
     return PROFILES["embedded"].replace(recall_encoder=MINILM)
 
 
-REAL_OPTIONS: dict[str, Any] = {"recall_threshold": 0.0, "top_k": 3, "sanity_pairs": 4, "batch_size": 8}
+REAL_OPTIONS: dict[str, Any] = {"recall_threshold": 0.0, "top_k": 2, "sanity_pairs": 3, "batch_size": 8}
+
+
+@pytest.fixture(scope="session")
+def real_options() -> dict[str, Any]:
+    """The options of the session's Real run (a rerun with these is a no-op)."""
+    return dict(REAL_OPTIONS)
 
 
 @pytest.fixture(scope="session")

@@ -20,10 +20,10 @@ def test_decisions_record_every_recalled_pair(real_out: tuple[Path, dict[str, An
     out, stats = real_out
     decisions = pl.read_parquet(out / "real" / "decisions.parquet")
     assert dict(decisions.schema) == DECISION_SCHEMA
-    # 12 records in the example files, the open-domain demo repeats the demo query: 11 unique x top-3
+    # 12 records in the example files, the open-domain demo repeats the demo query: 11 unique x top-2
     assert stats["queries"]["unique"] == 11 and stats["queries"]["duplicates_removed"] == 1
-    assert decisions.height == 33 and decisions["query_id"].n_unique() == 11
-    assert sorted(decisions["rank"].unique().to_list()) == [1, 2, 3]
+    assert decisions.height == 22 and decisions["query_id"].n_unique() == 11
+    assert sorted(decisions["rank"].unique().to_list()) == [1, 2]
     # recall threshold 0: every pair with a non-negative cosine reaches the validator and is scored
     assert decisions.filter(pl.col("passed_recall"))["validator_score"].null_count() == 0
     assert (
@@ -55,38 +55,34 @@ def test_stats_report(real_out: tuple[Path, dict[str, Any]]) -> None:
     out, stats = real_out
     on_disk = json.loads((out / "real" / "stats.json").read_text())
     assert on_disk["pairs"] == stats["pairs"]
-    assert stats["pairs"]["recalled"] == 33
+    assert stats["pairs"]["recalled"] == 22
     per_platform = stats["pairs"]["per_platform"]
-    assert sum(p["recalled"] for p in per_platform.values()) == 33
+    assert sum(p["recalled"] for p in per_platform.values()) == 22
     assert sum(p["after_validation"] for p in per_platform.values()) == stats["pairs"]["after_validation"]
     grid = {r["threshold"]: r["pairs"] for r in stats["recall"]["threshold_grid"]}
     assert list(grid.values()) == sorted(grid.values(), reverse=True)
-    assert stats["recall"]["cosine_all"]["count"] == 33
+    assert stats["recall"]["cosine_all"]["count"] == 22
     sanity = stats["validator"]["sanity_toolbench"]
-    assert sanity["pairs_per_class"] == 4 and 0.0 <= sanity["validator_auc"] <= 1.0
+    assert sanity["pairs_per_class"] == 3 and 0.0 <= sanity["validator_auc"] <= 1.0
     assert 0.0 <= sanity["recall_encoder_auc"] <= 1.0
     assert stats["validator"]["model"]["backend"] == "embedded"
     assert stats["timings"]["total_s"] > 0
 
 
 def test_rerun_resumes_and_thresholds_reuse_scores(
-    real_out, small_mirror: Path, test_profile, tmp_path: Path
+    real_out, small_mirror: Path, test_profile, real_options
 ) -> None:
     out, stats = real_out
     ckpt = out / "real" / "validator_checkpoint.jsonl"
     lines = ckpt.read_text().count("\n")
     # same config: the completion marker makes the rerun a no-op
     start = time.perf_counter()
-    again = run(
-        out, test_profile, mirror=small_mirror, recall_threshold=0.0, top_k=3, sanity_pairs=4, batch_size=8
-    )
+    again = run(out, test_profile, mirror=small_mirror, **real_options)
     assert again["pairs"] == stats["pairs"] and time.perf_counter() - start < 30
     # a higher recall threshold: fewer pairs reach the validator, and none is scored again
     cos = pl.read_parquet(out / "real" / "decisions.parquet")["cosine"].to_numpy()
     t = float(np.median(cos))
-    raised = run(
-        out, test_profile, mirror=small_mirror, recall_threshold=t, top_k=3, sanity_pairs=4, batch_size=8
-    )
+    raised = run(out, test_profile, mirror=small_mirror, **{**real_options, "recall_threshold": t})
     assert ckpt.read_text().count("\n") == lines
     decisions = pl.read_parquet(out / "real" / "decisions.parquet")
     assert raised["pairs"]["after_recall"] == int((cos >= t).sum()) == decisions["passed_recall"].sum()
@@ -100,16 +96,12 @@ def test_rerun_resumes_and_thresholds_reuse_scores(
         out,
         test_profile,
         mirror=small_mirror,
-        recall_threshold=t,
-        validator_threshold=0.0,
-        top_k=3,
-        sanity_pairs=4,
-        batch_size=8,
+        **{**real_options, "recall_threshold": t, "validator_threshold": 0.0},
     )
     assert everything["pairs"]["after_validation"] == everything["pairs"]["after_recall"]
     assert ckpt.read_text().count("\n") == lines
     # put the session's run back for the tests that read it
-    run(out, test_profile, mirror=small_mirror, recall_threshold=0.0, top_k=3, sanity_pairs=4, batch_size=8)
+    run(out, test_profile, mirror=small_mirror, **real_options)
 
 
 def test_empty_or_missing_tool_table(tmp_path: Path, small_mirror: Path, test_profile) -> None:

@@ -1,0 +1,83 @@
+"""The Syn stage end to end on a slice of the real crawl, with the real embedded model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ecoagent.artifacts import ArtifactDir
+from ecoagent.config import get_profile
+from ecoagent.llm import LLMClient
+from generators.dedup import MinHashDeduper
+from generators.pipeline import QUERY_SCHEMA, run
+
+
+def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClient) -> None:
+    profile = get_profile("embedded").replace(syn_queries_per_tool=3)
+    stats = run(small_out, profile, max_tools=4, split_by="query", llm=llm)
+    art = ArtifactDir(small_out)
+    queries = pl.read_parquet(art.syn_queries)
+    positives = pl.read_parquet(art.syn_positives)
+    negatives = pl.read_parquet(art.syn_negatives)
+    tools = pl.read_parquet(art.tools)
+
+    assert dict(queries.schema) == QUERY_SCHEMA
+    assert queries.height == stats["queries"]["total"] > 0
+    assert queries["query_id"].n_unique() == queries.height
+    assert set(queries["tool_id"]) <= set(tools["tool_id"])
+    assert queries["n_words"].min() >= 5 and queries["n_words"].max() <= 120
+    assert (queries["model_file_sha256"] == llm.info()["model_file_sha256"]).all()
+    assert json.loads(queries["sampling"][0])["temperature"] == 0.6
+    assert (
+        positives.columns == ["query_id", "query", "tool_id", "split"] and positives.height == queries.height
+    )
+
+    # two negatives per positive, never the positive itself, each with a score and a kind
+    assert negatives.height == 2 * queries.height
+    assert (negatives["tool_id"] != negatives["positive_tool_id"]).all()
+    assert sorted(negatives["kind"].unique()) == ["hard", "random"]
+    assert negatives["score"].is_not_null().all()
+
+    # no query and no near-duplicate across splits
+    texts = queries["query"].to_list()
+    splits = queries["split"].to_list()
+    assert queries.group_by("query").agg(pl.col("split").n_unique()).filter(pl.col("split") > 1).height == 0
+    assert all(splits[i] == splits[j] for i, j in MinHashDeduper().duplicate_pairs(texts))
+    assert not MinHashDeduper().duplicate_pairs(texts)  # dedup already removed them all
+
+    assert stats["yield"]["per_tool_mean"] >= 0 and "query_share_top10" in stats["yield"]
+    assert stats["tools"]["sampled"] == 4
+    assert json.loads(art.syn_stats.read_text()) == json.loads(json.dumps(stats))
+
+    # a finished stage is not redone; a tool split reuses the generation checkpoint
+    ckpt = next((art.syn / "checkpoint").glob("*.jsonl"))
+    before = ckpt.read_bytes()
+    assert run(small_out, profile, max_tools=4, split_by="query", llm=llm) == json.loads(
+        art.syn_stats.read_text()
+    )
+    by_tool = run(small_out, profile, max_tools=4, split_by="tool", llm=llm)
+    assert ckpt.read_bytes() == before
+    assert by_tool["generation"] == stats["generation"]
+    q2 = pl.read_parquet(art.syn_queries)
+    assert q2.group_by("tool_id").agg(pl.col("split").n_unique())["split"].max() == 1
+
+
+def test_missing_tool_table_names_the_stage(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="ecoagent crawl"):
+        run(tmp_path, get_profile("embedded"), max_tools=1)
+
+
+def test_bad_tool_row_is_named(small_out: Path) -> None:
+    tools = pl.read_parquet(small_out / "tools.parquet")
+    tools = tools.with_columns(
+        pl.when(pl.col("tool_id") == tools["tool_id"][0])
+        .then(pl.lit(""))
+        .otherwise(pl.col("description"))
+        .alias("description")
+    )
+    tools.write_parquet(small_out / "tools.parquet")
+    with pytest.raises(ValueError, match=f"tool '{tools['tool_id'][0]}': empty description"):
+        run(small_out, get_profile("embedded"), max_tools=1)
