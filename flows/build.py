@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import CacheKeyFnPolicy
 from prefect.context import TaskRunContext
 from prefect.futures import PrefectFuture
@@ -219,8 +224,6 @@ def build_stages(params: dict[str, Any]) -> dict[str, Any]:
             info["error"] = str(state.message or state.name)
             logger.error("%s failed: %s", name, info["error"])
         summary["stages"][name] = info
-        from prefect.artifacts import update_progress_artifact
-
         update_progress_artifact(progress_id, 100.0 * done / len(selected))
         if bar is not None:
             bar.set_postfix_str(f"{name}: {info['status']}")

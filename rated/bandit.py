@@ -78,8 +78,9 @@ class DiscountedLinUCB:
       ``b`` fades by ``gamma`` per update like any other evidence.
 
     A tool that never received feedback has no state: its score is ``prior_i + alpha * |x~| / sqrt(lam)``
-    in closed form, so memory grows only with the tools that were used: A and b (d + 1 float64 each)
-    and a float32 cache of theta and A^-1 for scoring, 24 (d + 1) bytes per tool.
+    in closed form, so memory grows only with the tools that were used: A, b and a cache of theta and
+    A^-1, 16 (d + 1) bytes per tool. The per-tool state is float32 like the embeddings: the hot path
+    then runs without dtype conversions, and discounting keeps rounding errors from accumulating.
 
     Args:
         dim: dimension d of the query embeddings.
@@ -121,10 +122,10 @@ class DiscountedLinUCB:
             raise ValueError(f"lam must be > 0, got {lam}")
         self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
         self.prior = as_priors(prior)
-        # per touched tool: A and b (the state, float64), and a float32 cache row [theta | A^-1] so that
-        # scoring K tools is one gather of half the bytes and one small GEMM against (x~, x~^2)
+        # per touched tool: A and b (the state), and a cache row [theta | A^-1] so that scoring K tools is
+        # one gather and one small GEMM against the stacked (x~, x~^2)
         self._slots = _Slots(
-            {"A": (dim + 1, np.float64), "b": (dim + 1, np.float64), "cache": (2 * (dim + 1), np.float32)}
+            {"A": (dim + 1, np.float32), "b": (dim + 1, np.float32), "cache": (2 * (dim + 1), np.float32)}
         )
         self._cm = np.empty((2, dim + 1), dtype=np.float32)
         self._ctx, self._sq = self._cm[0], self._cm[1]
@@ -203,7 +204,7 @@ class DiscountedLinUCB:
         theta, ainv = self._slots["cache"][row].reshape(2, self.dim + 1)
         A = self._slots["A"][row]
         np.divide(1.0, A, out=ainv)
-        np.divide(self._slots["b"][row], A, out=theta)  # in float64, rounded once into the cache
+        np.multiply(self._slots["b"][row], ainv, out=theta)
 
     def update(self, i: int, x: np.ndarray, reward: float) -> None:
         """Discounted ridge update of tool ``i`` only, after reward ``reward`` (1 success, 0 failure).
@@ -240,8 +241,8 @@ class DiscountedLinUCB:
             row = self._slots.of.get(int(i))
             if row is not None:
                 return self._slots["A"][row].copy(), self._slots["b"][row].copy()
-            A = np.full(self.dim + 1, self.lam)
-            b = np.zeros(self.dim + 1)
+            A = np.full(self.dim + 1, self.lam, dtype=np.float32)
+            b = np.zeros(self.dim + 1, dtype=np.float32)
             b[self.dim] = self.lam * self.prior[int(i)] / BIAS
             return A, b
 

@@ -19,6 +19,12 @@ import requests
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+
+# pytest puts tests/ (and tests/<package>/) on sys.path but not the checkout, so `validators.review` or
+# `rated.evaluation` would resolve to the same-named test folders; a stage the flow imports by path must
+# find the real package. A regular package anywhere on sys.path wins over such namespace folders.
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
 PREFECT = Path(sys.executable).with_name("prefect")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ecoagent.config import PROFILES
-from validators.config import EMBEDDED_RECALL_THRESHOLD, RealConfig
+from validators.config import EMBEDDED_RECALL_THRESHOLD, EMBEDDED_VALIDATOR_THRESHOLD, RealConfig
 
 
 def test_profile_defaults_and_overrides() -> None:
@@ -14,6 +14,7 @@ def test_profile_defaults_and_overrides() -> None:
     assert paper.recall_encoder == "thenlper/gte-large"
     embedded = RealConfig.for_profile(PROFILES["embedded"], validator_threshold=None, top_k=3)
     assert embedded.recall_threshold == EMBEDDED_RECALL_THRESHOLD and embedded.top_k == 3
+    assert embedded.validator_threshold == EMBEDDED_VALIDATOR_THRESHOLD
     assert embedded.recall_encoder == "sentence-transformers/all-mpnet-base-v2"
 
 

@@ -32,7 +32,9 @@ def test_decisions_record_every_recalled_pair(real_out: tuple[Path, dict[str, An
     )
     assert (decisions["passed_recall"] == (decisions["cosine"] >= 0.0)).all()
     scored = decisions.filter(pl.col("passed_recall"))
-    assert ((scored["validator_score"] >= 0.85) == scored["kept"]).all()
+    threshold = stats["config"]["validator_threshold"]
+    assert threshold == 0.5  # the embedded profile's default
+    assert ((scored["validator_score"] >= threshold) == scored["kept"]).all()
     assert set(decisions["model"].unique()) == {"HuggingFaceTB/SmolLM2-135M-Instruct"}
     assert set(decisions["prompt_version"].unique()) == {"real-yesno-v1"}
     # cosines descend with rank within each query
