@@ -115,8 +115,11 @@ def print_summary(summary: dict[str, Any]) -> None:
     """Each stage's stats table, then one line per stage (status and wall time)."""
     from ecoagent.summary import print_table
     from flows.build import _stats_table
+    from flows.stages import STAGE_NAMES
 
-    for stage, info in summary["stages"].items():
+    # graph order (the summary file's keys are sorted)
+    stages = {name: summary["stages"][name] for name in STAGE_NAMES if name in summary["stages"]}
+    for stage, info in stages.items():
         if "stats" in info:
             rows = [[r["stat"], _short(r["value"])] for r in _stats_table(info["stats"])]
             if len(rows) > 30:
@@ -130,7 +133,7 @@ def print_summary(summary: dict[str, Any]) -> None:
             f"{info['wall_s']:.1f}" if "wall_s" in info else "",
             info.get("error", "")[:80],
         ]
-        for stage, info in summary["stages"].items()
+        for stage, info in stages.items()
     ]
     print_table(["stage", "status", "wall_s", "error"], rows, title=f"build-ecoagent: {summary['out']}")
 

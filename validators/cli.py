@@ -127,6 +127,8 @@ def _run_review(args: argparse.Namespace) -> int:
             (f"  {s}", f"{g['n']} items, {g['percent_agreement']:.1f}%") for s, g in r["per_stratum"].items()
         ]
         print_table(["agreement", "value"], rows, title=f"review report -> {out / 'review' / 'report.json'}")
+        if not r["labeled"]:
+            print(f"no labels yet in {r['labels_file']}: label the sample with `ecoagent review --out {out}`")
         return 0
     from validators.review.server import ReviewServer
 

@@ -18,7 +18,7 @@ PAPER_RECALL_THRESHOLD = 0.7
 # all-mpnet-base-v2 on the snapshot: ~the 95th percentile of all top-5 cosines (359 pairs, 192 queries).
 EMBEDDED_RECALL_THRESHOLD = 0.5
 VALIDATOR_THRESHOLD = 0.85  # the paper's
-# SmolLM2-135M on the 359 recalled pairs: ~the 70th percentile of its yes-probabilities (docs/real.md).
+# SmolLM2-135M on the 359 recalled pairs: ~the 80th percentile of its yes-probabilities (73 kept; docs/real.md).
 EMBEDDED_VALIDATOR_THRESHOLD = 0.5
 
 

@@ -35,7 +35,7 @@ from validators.validator import PairText, Validator
 log = logging.getLogger(__name__)
 
 STAGE = "real"
-VALIDATOR_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+VALIDATOR_GRID: tuple[float, ...] = (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 DECISION_SCHEMA: dict[str, pl.DataType] = {
     "query_id": pl.String(),

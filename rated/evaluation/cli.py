@@ -48,6 +48,9 @@ def _run(args: argparse.Namespace) -> int:
         options["dense_models"] = (pipeline.MINILM,)
     stats = pipeline.run(Path(args.out), profile, seeds=args.seeds, steps=args.steps, **options)
     result = json.loads((Path(args.out) / "eval" / "report.json").read_text())
+    if "skipped" in result:
+        print(f"ecoagent evaluate: {result['skipped']}")
+        return 0
     print(report.offline_table(result["offline"]["rows"]))
     print()
     for dataset, block in result["simulation"].items():

@@ -137,7 +137,8 @@ class AdaptationSteps:
 
     The peak is the best moving SR over windows that end before the onset. Only windows made entirely
     of post-onset steps count, so the answer is at least ``window``; ``None`` means "Failed" (the
-    threshold is never reached before the stream ends).
+    threshold is never reached before the stream ends, or the pre-failure peak is 0, so there is
+    nothing to adapt back to).
     """
 
     onset: int = 2000
@@ -151,8 +152,8 @@ class AdaptationSteps:
     def __call__(self, trace: Trace) -> int | None:
         peak = self.peak(trace)
         post = moving_success_rate(trace.success[self.onset :], self.window)
-        if not post.size or np.isnan(peak):
-            return None
+        if not post.size or np.isnan(peak) or peak <= 0:
+            return None  # no pre-failure success to get back to: undefined, reported like "Failed"
         reached = np.flatnonzero(post >= self.theta * peak - 1e-12)
         if not reached.size:
             return None

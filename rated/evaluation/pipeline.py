@@ -101,16 +101,17 @@ class DatasetInputs:
     warm: QueryPool  # the sampled warm-up pairs (repeats allowed)
     warm_split: str
     dropped_pairs: int
+    eval_split: str = "test"
     emb: dict[str, np.ndarray] = field(default_factory=dict)  # encoder -> test query embeddings
     warm_emb: dict[str, np.ndarray] = field(default_factory=dict)
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # baseline -> [n_test, n_tools]
 
 
 def _warm_pool(
-    art: ArtifactDir, dataset: Dataset, catalog: Catalog, n: int, seed: int
+    art: ArtifactDir, dataset: Dataset, catalog: Catalog, n: int, seed: int, splits: tuple[str, ...]
 ) -> tuple[QueryPool, str]:
-    """``n`` pairs drawn with replacement from the train split (val if train is empty), seeded."""
-    for split in ("train", "val"):
+    """``n`` pairs drawn with replacement from the first non-empty of ``splits``, seeded."""
+    for split in splits:
         pool, _ = load_pool(art, dataset, split, catalog)
         if len(pool):
             rng = np.random.default_rng([seed, 0xA11])
@@ -126,16 +127,22 @@ def _warm_pool(
 def _load_inputs(
     art: ArtifactDir, catalog: Catalog, cfg: EvaluationConfig, seed: int
 ) -> dict[str, DatasetInputs]:
+    """Each dataset's test split (val when a small build has no test queries; recorded as
+    ``eval_split``), and warm-up pairs from train (or val, if val is not the evaluated split)."""
     out = {}
     for dataset in ("syn", "real"):
-        test, dropped = load_pool(art, dataset, "test", catalog)  # type: ignore[arg-type]
-        if not len(test):
-            log.warning("%s has no test queries whose tool is in the catalog; skipped", dataset)
+        for split in ("test", "val"):
+            pool, dropped = load_pool(art, dataset, split, catalog)  # type: ignore[arg-type]
+            if len(pool):
+                break
+        if not len(pool):
+            log.warning("%s has no test or val queries whose tool is in the catalog; skipped", dataset)
             continue
-        warm, warm_split = _warm_pool(art, dataset, catalog, cfg.warm_up_pairs, seed)  # type: ignore[arg-type]
-        out[dataset] = DatasetInputs(dataset, test, warm, warm_split, dropped)
-    if not out:
-        raise ValueError("no test queries in syn/ or real/ match the tool table: nothing to evaluate")
+        if split != "test":
+            log.warning("%s has no test queries: evaluating on its %s split", dataset, split)
+        warm_splits = ("train", "val") if split == "test" else ("train",)
+        warm, warm_split = _warm_pool(art, dataset, catalog, cfg.warm_up_pairs, seed, warm_splits)  # type: ignore[arg-type]
+        out[dataset] = DatasetInputs(dataset, pool, warm, warm_split, dropped, eval_split=split)
     return out
 
 
@@ -297,7 +304,13 @@ def run_simulation(
         d = inputs[dataset]
         methods = _methods(d, models, catalog, cfg)
         scenarios = cfg.all_scenarios(extended=dataset in cfg.extended_streams)
-        block: dict[str, Any] = {"steps": sim.steps, "pool_size": len(d.test), "scenarios": {}, "plots": []}
+        block: dict[str, Any] = {
+            "steps": sim.steps,
+            "pool_size": len(d.test),
+            "eval_split": d.eval_split,
+            "scenarios": {},
+            "plots": [],
+        }
         for scenario in scenarios:
             t0 = time.perf_counter()
             runs = [
@@ -340,7 +353,7 @@ def run_sensitivity(
 ) -> dict[str, Any]:
     from rated.evaluation.sensitivity import sweep
 
-    dataset = next(s for s in cfg.streams if s in inputs)
+    dataset = next((s for s in cfg.streams if s in inputs), next(iter(inputs)))
     d = inputs[dataset]
     seed = cfg.seeds[0]
     steps = min(cfg.sensitivity_steps, cfg.steps)
@@ -379,7 +392,10 @@ def run_latency(
         queries,
         cfg.batch,
     )
-    return {"rows": rows, "note": f"{len(queries)} {d.name} test queries, one call per query, this machine."}
+    return {
+        "rows": rows,
+        "note": f"{len(queries)} {d.name} test queries, one call per query, one torch and one BLAS thread, this machine.",
+    }
 
 
 def config_from_options(
@@ -427,6 +443,8 @@ def run(
     t0 = time.perf_counter()
     catalog = Catalog.load(art)
     inputs = _load_inputs(art, catalog, cfg, cfg.seeds[0])
+    if not inputs:
+        return _nothing_to_evaluate(art, config, fp, len(catalog))
     models = _load_rated(art, catalog, profile, cfg.top_k)
     _encode_all(inputs, models)
     config["rated_config"] = models["config"].to_dict()
@@ -446,12 +464,14 @@ def run(
                 "dropped_pairs": d.dropped_pairs,
                 "warm_up_pairs": len(d.warm),
                 "warm_up_split": d.warm_split,
+                "eval_split": d.eval_split,
             }
             for d in inputs.values()
         },
     }
-    # one BLAS thread: the simulation makes many tiny products, where thread hand-offs cost more than
-    # they save (and on a shared machine they stall); the big encodings above keep torch's threads
+    # one BLAS thread: the simulation and the per-query latency runs make many tiny products, where
+    # thread hand-offs cost more than they save (and on a shared machine they stall); the batch
+    # encodings above keep torch's threads
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
         result["offline"] = run_offline(inputs, models, cfg, cfg.seeds[0])
@@ -463,16 +483,28 @@ def run(
             t0 = time.perf_counter()
             result["sensitivity"] = run_sensitivity(inputs, models, catalog, cfg, eval_dir)
             timings["sensitivity"] = time.perf_counter() - t0
-    if cfg.latency:
-        t0 = time.perf_counter()
-        result["latency"] = run_latency(inputs, models, cfg)
-        timings["latency"] = time.perf_counter() - t0
+        if cfg.latency:
+            t0 = time.perf_counter()
+            result["latency"] = run_latency(inputs, models, cfg)
+            timings["latency"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_start
     result["timings_s"] = timings
 
     write_json(eval_dir / "report.json", result)
     (eval_dir / "report.md").write_text(report.render_markdown(result))
     stats = headline(result)
+    art.mark_done("evaluate", fp, stats)
+    return stats
+
+
+def _nothing_to_evaluate(art: ArtifactDir, config: dict[str, Any], fp: str, n_tools: int) -> dict[str, Any]:
+    """A report that says why no number was measured (no Syn or Real query matches the catalog)."""
+    reason = "no test or val query of syn/ or real/ has a true tool in tools.parquet: nothing was measured"
+    log.warning(reason)
+    write_json(art.eval / "config.json", {**config, "fingerprint": fp})
+    write_json(art.eval / "report.json", {"config": config, "data": {"n_tools": n_tools}, "skipped": reason})
+    (art.eval / "report.md").write_text(f"# EcoAgent evaluation report\n\n{reason}.\n")
+    stats = {"evaluated_queries": 0, "skipped": reason}
     art.mark_done("evaluate", fp, stats)
     return stats
 

@@ -207,6 +207,16 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"every number below is in `report.json`, the run's configuration in `config.json`.",
         "",
     ]
+    data = report.get("data", {})
+    for name in ("syn", "real"):
+        if name in data:
+            d = data[name]
+            parts.append(
+                f"- {name}: {d['test_queries']} queries of the `{d.get('eval_split', 'test')}` split "
+                f"({d['dropped_pairs']} pairs dropped: tool not in the catalog); {d['warm_up_pairs']} warm-up "
+                f"pairs from `{d['warm_up_split']}`; {data.get('n_tools', '?')} tools."
+            )
+    parts.append("")
     if "offline" in report:
         off = report["offline"]
         parts += [
@@ -232,7 +242,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         parts += [
             f"## Table 2: dynamic simulation, {dataset} test stream",
             "",
-            f"{block['steps']:,} steps sampled with replacement from {block['pool_size']} test queries; "
+            f"{block['steps']:,} steps sampled with replacement from {block['pool_size']} "
+            f"{block.get('eval_split', 'test')} queries; "
             f"N = {block['n_true_tools']} tools are true tools in the stream (seed {cfg['seeds'][0]}); "
             "Post-Fail SR and FSR over steps 2,001-5,000; AS = steps after onset until the 200-step moving "
             f"SR reaches θ x the pre-failure peak. Mean ± std over {len(cfg['seeds'])} seeds.",

@@ -76,9 +76,3 @@ def real_out(
     write_parquet(tools_slice, out / "tools.parquet")
     stats = run(out, test_profile, mirror=small_mirror, **REAL_OPTIONS)
     return out, stats
-
-
-# DEV-ONLY: remove before hand-off
-@pytest.fixture(scope="session")
-def crawled_out() -> Path:
-    return Path("/work/scratch/val")

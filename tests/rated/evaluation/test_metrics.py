@@ -90,6 +90,8 @@ def test_adaptation_steps_known_answer() -> None:
 def test_adaptation_steps_failed() -> None:
     trace = _trace([1, 1, 1, 1] + [0, 1, 0, 1, 0, 1])
     assert AdaptationSteps(onset=4, theta=0.9, window=2)(trace) is None
+    # a policy that never succeeded before the onset has nothing to adapt back to
+    assert AdaptationSteps(onset=4, theta=0.9, window=2)(_trace([0] * 10)) is None
     # needs a full post-onset window: an immediately perfect policy needs `window` steps
     assert AdaptationSteps(onset=4, theta=0.9, window=2)(_trace([1] * 10)) == 2
 

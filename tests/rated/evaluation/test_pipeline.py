@@ -150,3 +150,21 @@ def _same_numbers(a: dict, b: dict) -> bool:
         return x
 
     return strip(a) == strip(b)
+
+
+def test_no_matching_queries_gives_a_report_that_says_so(tmp_path: Path) -> None:
+    from rated.evaluation import pipeline
+
+    art = ArtifactDir(tmp_path)
+    tools = [{"tool_id": "test:a", "name": "A", "description": "does a", "tags": [], "prior": 0.5}]
+    write_parquet(rows_to_frame(tools, TOOL_SCHEMA), art.tools)
+    pairs = pl.DataFrame(
+        {"query_id": ["q"], "query": ["do b"], "tool_id": ["test:unknown"], "split": ["test"]}
+    )
+    write_parquet(pairs, art.syn_positives)
+    write_parquet(pairs, art.real_pairs)
+    stats = pipeline.run(tmp_path, get_profile("embedded"), seeds=1)
+    assert stats["evaluated_queries"] == 0
+    report = json.loads((tmp_path / "eval" / "report.json").read_text())
+    assert "nothing was measured" in report["skipped"]
+    assert (tmp_path / ".done" / "evaluate.json").exists()
