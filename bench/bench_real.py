@@ -50,8 +50,8 @@ def main() -> None:
         (
             f"cosine ({profile.models.recall_encoder.split('/')[-1]})",
             roc_auc(labels, cos),
-            cos[labels == 1].mean(),
-            cos[labels == 0].mean(),
+            float(cos[labels == 1].mean()),
+            float(cos[labels == 0].mean()),
             "-",
             (time.perf_counter() - t0) / n,
             (time.process_time() - c0) / n,
@@ -69,8 +69,8 @@ def main() -> None:
             (
                 f"{llm.model_id.split('/')[-1]} {'few-shot' if few_shot else 'zero-shot'}",
                 roc_auc(labels, s),
-                s[labels == 1].mean(),
-                s[labels == 0].mean(),
+                float(s[labels == 1].mean()),
+                float(s[labels == 0].mean()),
                 float((s >= 0.85).mean()),
                 (time.perf_counter() - t0) / n,
                 (time.process_time() - c0) / n,

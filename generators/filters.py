@@ -7,6 +7,7 @@ import re
 from generators.equivalents import name_words
 from generators.prompts import FENCE_CLOSE, FENCE_OPEN
 
+FILTER_VERSION = "f2"  # part of the generation checkpoint key: changing a rule regenerates
 MIN_WORDS = 5
 MAX_WORDS = 120
 _WORD = re.compile(r"\S+")
@@ -26,7 +27,22 @@ def rejection(query: str, min_words: int = MIN_WORDS, max_words: int = MAX_WORDS
         return f"too short ({n} words)"
     if n > max_words:
         return f"too long ({n} words)"
+    if repeats_itself(query):
+        return "repeats itself"
     return ""
+
+
+def repeats_itself(query: str, n: int = 3, times: int = 3) -> bool:
+    """True when some word ``n``-gram occurs ``times`` or more: the degenerate loops of a small model
+    ("the latest news on the latest news on the latest news ...")."""
+    words = [w.strip(".,!?;:\"'").lower() for w in query.split()]
+    counts: dict[tuple[str, ...], int] = {}
+    for i in range(len(words) - n + 1):
+        gram = tuple(words[i : i + n])
+        counts[gram] = counts.get(gram, 0) + 1
+        if counts[gram] >= times:
+            return True
+    return False
 
 
 def names_tool(query: str, tool_name: str) -> bool:

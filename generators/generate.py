@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ecoagent.llm import LLMClient, SamplingParams
-from generators.filters import MAX_WORDS, MIN_WORDS, rejection
+from generators.filters import FILTER_VERSION, MAX_WORDS, MIN_WORDS, rejection
 from generators.parse import parse_queries
 from generators.prompts import PROMPT_VERSION, PromptMode, list_conversation, single_conversation
 
@@ -81,7 +81,7 @@ class GenerationConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "prompt_version": PROMPT_VERSION}
+        return {**asdict(self), "prompt_version": PROMPT_VERSION, "filters": FILTER_VERSION}
 
 
 def tool_seed(tool_id: str, seed: int) -> int:

@@ -22,3 +22,9 @@ def test_names_tool() -> None:
     assert not names_tool("search the web for vegan recipes please", "SerperDevTool")
     assert not names_tool("convert my pdf file into plain text", "PDF")
     assert names_tool("send a message with slack to the team", "Slack")
+
+
+def test_degenerate_loops_are_rejected() -> None:
+    loop = "Help me find the latest news from the latest news on the latest news on the latest news"
+    assert rejection(loop) == "repeats itself"
+    assert rejection("Please rename old.txt to new.txt and then rename new.txt to final.txt") == ""

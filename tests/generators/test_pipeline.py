@@ -15,6 +15,7 @@ from generators.dedup import MinHashDeduper
 from generators.pipeline import QUERY_SCHEMA, run
 
 
+@pytest.mark.slow
 def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClient) -> None:
     profile = get_profile("embedded").replace(syn_queries_per_tool=3)
     stats = run(small_out, profile, max_tools=4, split_by="query", llm=llm)
