@@ -2,7 +2,8 @@
 
 Rows are cumulative like the paper's: encoding the query alone, then encoding plus each way of ranking
 and learning. Times are wall-clock per query (``time.perf_counter``), after a few untimed calls that
-warm the caches, with one torch thread (a single short query gains nothing from intra-op threads, and
+warm the caches, the rows interleaved query by query (so a change in a shared machine's load hits
+every row alike), with one torch thread (a single short query gains nothing from intra-op threads, and
 on a shared machine they stall it by an order of magnitude); the mean and the 95th percentile are
 reported, with the query count, thread count and the machine's load average saved beside them.
 """
@@ -22,20 +23,30 @@ from rated.evaluation.candidates import CandidateLists
 WARMUP_CALLS = 5
 
 
-def time_per_query(fn: Callable[[int, str], Any], queries: Sequence[str]) -> dict[str, float]:
-    """Call ``fn(i, query)`` once per query; mean and p95 in milliseconds."""
+def time_interleaved(
+    fns: Sequence[Callable[[int, str], Any]], queries: Sequence[str]
+) -> list[dict[str, float]]:
+    """Time every function on every query, interleaved (query by query, rotating which runs first), so
+    that a change in the machine's load hits all rows alike; mean, median and p95 in milliseconds."""
     for i, q in enumerate(queries[:WARMUP_CALLS]):
-        fn(i, q)
-    times = np.empty(len(queries))
+        for fn in fns:
+            fn(i, q)
+    times = np.empty((len(fns), len(queries)))
     for i, q in enumerate(queries):
-        t0 = time.perf_counter()
-        fn(i, q)
-        times[i] = time.perf_counter() - t0
-    return {
-        "mean_ms": float(times.mean() * 1e3),
-        "p95_ms": float(np.quantile(times, 0.95) * 1e3),
-        "n": len(queries),
-    }
+        for j in range(len(fns)):
+            k = (i + j) % len(fns)
+            t0 = time.perf_counter()
+            fns[k](i, q)
+            times[k, i] = time.perf_counter() - t0
+    return [
+        {
+            "mean_ms": float(row.mean() * 1e3),
+            "median_ms": float(np.median(row) * 1e3),
+            "p95_ms": float(np.quantile(row, 0.95) * 1e3),
+            "n": len(queries),
+        }
+        for row in times
+    ]
 
 
 def measure(
@@ -90,11 +101,10 @@ def measure(
     ]
     out = []
     try:
-        for name, fn in rows:
-            load = os.getloadavg()[0]
-            out.append(
-                {"config": name, **time_per_query(fn, queries), "torch_threads": 1, "load_avg_1min": load}
-            )
+        load = os.getloadavg()[0]
+        times = time_interleaved([fn for _, fn in rows], queries)
+        for (name, _), t in zip(rows, times, strict=True):
+            out.append({"config": name, **t, "torch_threads": 1, "load_avg_1min": load})
     finally:
         torch.set_num_threads(threads)
     return out

@@ -121,10 +121,12 @@ def _extra_label(scenario: dict[str, Any]) -> str:
 
 
 def latency_table(rows: Sequence[dict[str, Any]]) -> str:
-    headers = ["Configuration", "mean ms/query", "p95 ms/query", "queries"]
-    return format_table(
-        headers, [[r["config"], fmt(r["mean_ms"], 2), fmt(r["p95_ms"], 2), r["n"]] for r in rows]
-    )
+    headers = ["Configuration", "mean ms/query", "median ms/query", "p95 ms/query", "queries"]
+    body = [
+        [r["config"], fmt(r["mean_ms"], 2), fmt(r.get("median_ms"), 2), fmt(r["p95_ms"], 2), r["n"]]
+        for r in rows
+    ]
+    return format_table(headers, body)
 
 
 def grid_table(grid: dict[str, Any]) -> str:
