@@ -131,7 +131,9 @@ class MinHashDeduper:
             # runs of equal keys: only those of length > 1 make candidates (most buckets are singletons)
             starts = np.flatnonzero(np.concatenate([[True], ~same]))
             lengths = np.diff(np.concatenate([starts, [len(keys)]]))
-            for start, length in zip(starts[lengths > 1].tolist(), lengths[lengths > 1].tolist(), strict=True):
+            for start, length in zip(
+                starts[lengths > 1].tolist(), lengths[lengths > 1].tolist(), strict=True
+            ):
                 g = sorted(order[start : start + length].tolist())
                 pairs.update((g[x], g[y]) for x in range(len(g)) for y in range(x + 1, len(g)))
         return pairs

@@ -146,7 +146,9 @@ class EmbeddedLLM(LLMClient):
             if conv and conv[-1].get("role") == "assistant":
                 prefill, conv = conv[-1]["content"], conv[:-1]
             if not conv or conv[-1].get("role") != "user":
-                raise ValueError(f"conversation {i}: must end with a user message (or a user + assistant prefix)")
+                raise ValueError(
+                    f"conversation {i}: must end with a user message (or a user + assistant prefix)"
+                )
             text = self.tokenizer.apply_chat_template(conv, tokenize=False, add_generation_prompt=True)
             out.append(text + prefill)
         return out

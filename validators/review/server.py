@@ -99,7 +99,8 @@ def make_handler(state: ReviewState) -> type[BaseHTTPRequestHandler]:
                 self._json(HTTPStatus.OK, state.snapshot())
             elif path in STATIC:
                 name, ctype = STATIC[path]
-                body = resources.files("validators.review").joinpath("static", name).read_bytes()
+                # the page files sit beside this module so the package data globs (*.html, *.js, *.css) ship them
+                body = resources.files("validators.review").joinpath(name).read_bytes()
                 self._send(HTTPStatus.OK, body, ctype)
             else:
                 self._json(HTTPStatus.NOT_FOUND, {"error": "not found"})
