@@ -250,7 +250,7 @@ def build_ecoagent(
     repo_id: str | None = None,
     task_runner: str = "local",
     dask_address: str | None = None,
-    max_workers: int = 2,
+    max_workers: int = 1,
     force: bool = False,
     stage_targets: dict[str, str] | None = None,
 ) -> dict[str, Any]:

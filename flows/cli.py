@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--dask-address", default=None, help="scheduler address, e.g. tcp://10.0.0.5:8786")
     parser.add_argument(
-        "--max-workers", type=int, default=2, help="parallel stages (local threads / dask workers)"
+        "--max-workers", type=int, default=1, help="parallel stages (local threads / dask workers); 1 on a 2-core machine, where two torch stages in one process fight over the cores"
     )
     parser.add_argument(
         "--force",

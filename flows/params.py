@@ -71,7 +71,7 @@ class BuildParams(BaseModel):
     repo_id: str | None = None
     task_runner: TaskRunnerName = "local"
     dask_address: str | None = None
-    max_workers: int = Field(default=2, ge=1, le=64)
+    max_workers: int = Field(default=1, ge=1, le=64)
     force: bool = False
     stage_targets: dict[str, str] = Field(default_factory=dict)
 

@@ -38,7 +38,7 @@ def test_build_runs_graph_then_reuses_cache(
 ) -> None:
     out = tmp_path / "out"
     monkeypatch.setenv("FAKE_RENDEZVOUS", "1")
-    summary = build_ecoagent(out=str(out), stage_targets=fake_targets, max_tools=3)
+    summary = build_ecoagent(out=str(out), stage_targets=fake_targets, max_tools=3, max_workers=2)
     assert set(_statuses(summary).values()) == {"ran"}
     order = _ran(out)
     assert sorted(order) == sorted(fake_targets)
