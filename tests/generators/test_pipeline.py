@@ -61,7 +61,12 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
     )
     by_tool = run(small_out, profile, max_tools=4, split_by="tool", llm=llm)
     assert ckpt.read_bytes() == before
-    assert by_tool["generation"] == stats["generation"]
+    resumed = by_tool["generation"]
+    assert resumed["generated_tokens"] == 0  # everything came from the checkpoint
+    speed = ("generated_tokens", "tokens_per_s")
+    assert {k: v for k, v in resumed.items() if k not in speed} == {
+        k: v for k, v in stats["generation"].items() if k not in speed
+    }
     q2 = pl.read_parquet(art.syn_queries)
     assert q2.group_by("tool_id").agg(pl.col("split").n_unique())["split"].max() == 1
 
