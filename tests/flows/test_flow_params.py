@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ecoagent.config import get_profile
 from flows.params import BuildParams, ParamsError, validate_params
 from flows.stages import STAGE_NAMES, order_stages, upstream_closure
 
@@ -123,7 +124,7 @@ def test_seed_overrides_profile(tmp_path: Path) -> None:
     p = BuildParams(out=tmp_path, seed=7, max_tools=5)
     assert p.resolved_profile().seed == 7
     # max_tools is Syn's option, so it does not touch the other stages' cache keys
-    assert p.resolved_profile().syn_max_tools == 120
+    assert p.resolved_profile().syn_max_tools == get_profile("embedded").syn_max_tools
     assert p.stage_options("syn") == {"max_tools": 5}
 
 
