@@ -154,15 +154,7 @@ def crawl(source: Source, errors: CrawlErrors, urls: CrewAIUrls | None = None) -
     _read_docs(source, errors, tools, by_lower, urls)
     _read_readmes(source, errors, tools, module_of, urls)
 
-    out = []
-    for rec in tools.records():
-        if not rec.description:
-            errors.add(
-                PLATFORM, rec.sources[0], f"tool {rec.tool_id} has no description in any source; skipped"
-            )
-            continue
-        out.append(rec)
-    return out
+    return tools.described(errors, PLATFORM)
 
 
 def _read_docs(

@@ -145,15 +145,7 @@ def crawl(source: Source, errors: CrawlErrors, urls: LangChainUrls | None = None
             continue
         _read_page(source, errors, tools, pointers, categories, name, urls)
 
-    out = []
-    for rec in tools.records():
-        if not rec.description:
-            errors.add(
-                PLATFORM, rec.sources[0], f"tool {rec.tool_id} has no description in any source; skipped"
-            )
-            continue
-        out.append(rec)
-    return out
+    return tools.described(errors, PLATFORM)
 
 
 def _read_page(

@@ -11,9 +11,12 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecoagent.schemas import AUTH_KINDS
+
+if TYPE_CHECKING:
+    from crawlers.report import CrawlErrors
 
 
 def slugify(text: str) -> str:
@@ -137,3 +140,15 @@ class RecordSet:
 
     def records(self) -> list[ToolRecord]:
         return list(self._records.values())
+
+    def described(self, errors: CrawlErrors, platform: str) -> list[ToolRecord]:
+        """The records that have a description; each one without becomes an error line, not a row."""
+        out = []
+        for rec in self._records.values():
+            if rec.description:
+                out.append(rec)
+            else:
+                errors.add(
+                    platform, rec.sources[0], f"tool {rec.tool_id} has no description in any source; skipped"
+                )
+        return out

@@ -25,6 +25,18 @@ def as_priors(prior: Sequence[float] | np.ndarray) -> np.ndarray:
     return np.clip(arr, 0.0, 1.0)
 
 
+def check_hyperparameters(dim: int, alpha: float, gamma: float, lam: float) -> None:
+    """Reject bandit settings that would make the scores meaningless (shared by every bandit variant)."""
+    if dim < 1:
+        raise ValueError(f"dim must be >= 1, got {dim}")
+    if not (math.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha must be >= 0, got {alpha}")
+    if not 0.0 < gamma <= 1.0:
+        raise ValueError(f"gamma must be in (0, 1], got {gamma}")
+    if not (math.isfinite(lam) and lam > 0):
+        raise ValueError(f"lam must be > 0, got {lam}")
+
+
 class _Slots:
     """Growable per-tool state: a dict tool index -> row, and arrays that grow by doubling.
 
@@ -112,14 +124,7 @@ class DiscountedLinUCB:
         gamma: float = 0.95,
         lam: float = 1.0,
     ) -> None:
-        if dim < 1:
-            raise ValueError(f"dim must be >= 1, got {dim}")
-        if not (math.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha must be >= 0, got {alpha}")
-        if not 0.0 < gamma <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {gamma}")
-        if not (math.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be > 0, got {lam}")
+        check_hyperparameters(dim, alpha, gamma, lam)
         self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
         self.prior = as_priors(prior)
         # per touched tool: A and b (the state), and a cache row [theta | A^-1] so that scoring K tools is

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rated.bandit import as_priors
+from rated.bandit import as_priors, check_hyperparameters
 
 
 class GlobalMAB:
@@ -54,14 +54,7 @@ class GlobalMAB:
         gamma: float = 0.95,
         lam: float = 1.0,
     ) -> None:
-        if dim < 1:
-            raise ValueError(f"dim must be >= 1, got {dim}")
-        if not (math.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha must be >= 0, got {alpha}")
-        if not 0.0 < gamma <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {gamma}")
-        if not (math.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be > 0, got {lam}")
+        check_hyperparameters(dim, alpha, gamma, lam)
         self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
         self.prior = as_priors(prior)
         self._of: dict[int, int] = {}
