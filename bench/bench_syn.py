@@ -25,6 +25,7 @@ from ecoagent.config import MINILM, ModelConfig, default_mirror
 from ecoagent.summary import print_table
 from generators.dedup import MinHashDeduper, exact_duplicate_pairs, shingles
 from generators.negatives import NegativeConfig, mine_negatives
+from generators.perturb import perturb
 
 
 def real_texts(tools: pl.DataFrame) -> list[str]:
@@ -43,24 +44,6 @@ def real_texts(tools: pl.DataFrame) -> list[str]:
         if len(words) >= 5:
             texts.append(" ".join(words[: rng.randint(5, 12)]))
     return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
-
-
-def perturb(text: str, rng: random.Random, edits: int) -> str:
-    words = text.split()
-    for _ in range(edits):
-        if len(words) < 3:
-            break
-        i = rng.randrange(len(words) - 1)
-        op = rng.choice(("drop", "swap", "replace", "insert"))
-        if op == "drop":
-            del words[i]
-        elif op == "swap":
-            words[i], words[i + 1] = words[i + 1], words[i]
-        elif op == "replace":
-            words[i] = rng.choice(("please", "now", "quickly", "the", "my", "data"))
-        else:
-            words.insert(i, rng.choice(("also", "kindly", "today", "really")))
-    return " ".join(words)
 
 
 def synth(base: list[str], n: int, seed: int = 0) -> list[str]:

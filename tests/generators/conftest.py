@@ -10,6 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from generators.perturb import perturb as perturb_words
+
 
 @pytest.fixture(scope="session")
 def toolbench_queries(mirror: Path) -> list[str]:
@@ -23,29 +25,10 @@ def toolbench_queries(mirror: Path) -> list[str]:
     return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
 
 
-def _perturb(text: str, rng: random.Random, edits: int) -> str:
-    """``edits`` random word edits (drop, swap, replace, insert): near-duplicates of graded similarity."""
-    words = text.split()
-    for _ in range(edits):
-        if len(words) < 3:
-            break
-        i = rng.randrange(len(words) - 1)
-        op = rng.choice(("drop", "swap", "replace", "insert"))
-        if op == "drop":
-            del words[i]
-        elif op == "swap":
-            words[i], words[i + 1] = words[i + 1], words[i]
-        elif op == "replace":
-            words[i] = rng.choice(("please", "now", "quickly", "the", "my", "data"))
-        else:
-            words.insert(i, rng.choice(("also", "kindly", "today", "really")))
-    return " ".join(words)
-
-
 @pytest.fixture(scope="session")
 def perturb() -> Callable[[str, random.Random, int], str]:
     """The word-edit perturbation that makes graded near-duplicates of real texts."""
-    return _perturb
+    return perturb_words
 
 
 @pytest.fixture(scope="session")
