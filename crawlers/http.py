@@ -17,6 +17,7 @@ import os
 import threading
 import time
 import urllib.robotparser
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -161,20 +162,33 @@ class HttpConfig:
 
 
 class RateLimiter:
-    """At most one request per ``interval`` seconds per host (thread-safe)."""
+    """At most one request per ``interval`` seconds per host (thread-safe).
 
-    def __init__(self, interval: float) -> None:
+    The limiter spaces the moments it lets requests go, so it reads time from ``clock`` and waits with
+    ``sleep``; both are injectable so that tests can check the spacing exactly instead of timing a server.
+    """
+
+    def __init__(
+        self,
+        interval: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.interval = interval
+        self.clock = clock
+        self.sleep = sleep
         self._next: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def wait(self, host: str) -> None:
+    def wait(self, host: str) -> float:
+        """Block until a request to ``host`` may go; return the moment (by ``clock``) it was let go."""
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             start = max(now, self._next.get(host, now))
             self._next[host] = start + self.interval
         if start > now:
-            time.sleep(start - now)
+            self.sleep(start - now)
+        return start
 
 
 class DiskCache:

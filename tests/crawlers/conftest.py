@@ -186,3 +186,24 @@ def tmp_mirror(tmp_path: Path, mirror: Path) -> Path:
     for platform in ("crewai", "langchain", "llamaindex"):
         shutil.copytree(mirror / platform, root / platform)
     return root
+
+
+class FakeClock:
+    """A limiter's ``clock`` (``now``) and ``sleep``: time moves only when something sleeps on it."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.slept = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+        self.t += seconds
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    """Exact time for rate-limit tests, which timed against a real server fail on a busy machine."""
+    return FakeClock()

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from crawlers.http import FetchError, HttpClient, HttpConfig, NotFound, RobotsDisallowed, _retry_after
+from crawlers.http import (
+    FetchError,
+    HttpClient,
+    HttpConfig,
+    NotFound,
+    RateLimiter,
+    RobotsDisallowed,
+    _retry_after,
+)
 
 FAST = dict(min_interval_s=0.0, backoff_s=0.01, retries=2, read_timeout_s=5.0)
 
@@ -45,3 +53,12 @@ def test_settings_are_checked() -> None:
         HttpConfig(retries=-1)
     with pytest.raises(ValueError, match="> 0"):
         HttpConfig(read_timeout_s=0)
+
+
+def test_rate_limiter_spaces_one_host_and_leaves_others_alone(fake_clock) -> None:
+    limiter = RateLimiter(0.5, clock=fake_clock.now, sleep=fake_clock.sleep)
+    assert [limiter.wait("a.example") for _ in range(3)] == [0.0, 0.5, 1.0]
+    assert limiter.wait("b.example") == 1.0  # another host does not wait behind a.example
+    fake_clock.t = 5.0  # after a long pause the next request goes at once
+    assert limiter.wait("a.example") == 5.0
+    assert fake_clock.slept == 1.0

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from crawlers import langchain
+from crawlers.http import RateLimiter
 from crawlers.live import CREWAI_REF, LANGCHAIN_DOCS_REF, LiveSource
 from crawlers.pipeline import crawl_records, run
 from crawlers.report import CrawlErrors, SourceFailed
@@ -149,13 +150,35 @@ def test_cache_makes_a_rerun_free_and_revalidates_with_etags(snapshot_server, tm
     assert state.conditional > 100 and stale.client.stats["revalidated"] == state.conditional
 
 
-def test_rate_limit_spaces_requests_to_one_host(snapshot_server, tmp_path: Path) -> None:
+class _RecordingLimiter(RateLimiter):
+    """A RateLimiter that remembers when it let each request go."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.let_go: list[float] = []
+
+    def wait(self, host: str) -> float:
+        self.let_go.append(super().wait(host))
+        return self.let_go[-1]
+
+
+def test_rate_limit_spaces_requests_to_one_host(snapshot_server, fake_clock, tmp_path: Path) -> None:
+    """Every request the crawl sends to the host goes through the limiter, one interval apart.
+
+    The limiter runs on a fake clock: timing the server's arrivals instead made this test fail on a busy
+    machine, where two requests spaced 50 ms apart on the client can arrive 28 ms apart.
+    """
+    clock = fake_clock
     source = LiveSource(snapshot_server.live_config(min_interval_s=0.05), cache_dir=tmp_path / "cache")
+    limiter = source.client.limiter = _RecordingLimiter(0.05, clock=clock.now, sleep=clock.sleep)
     for slug in ("arxiv", "tavily_search", "google_serper", "brave_search"):
         source.read(f"{langchain.PAGES}/{slug}.md")
-    times = [t for t, p in snapshot_server.state.times if p.endswith(".md")]
-    assert len(times) == 4
-    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.04
+    pages = [p for _, p in snapshot_server.state.times if p.endswith(".md")]
+    assert len(pages) == 4
+    let_go = limiter.let_go
+    assert len(let_go) == len(snapshot_server.state.times)  # robots.txt and the pages: all limited
+    assert let_go == pytest.approx([0.05 * i for i in range(len(let_go))])
+    assert clock.slept == pytest.approx(0.05 * (len(let_go) - 1))
 
 
 def test_live_urls_follow_the_catalog_readmes() -> None:
