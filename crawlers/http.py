@@ -269,11 +269,13 @@ class HttpClient:
         config: HttpConfig | None = None,
         cache_dir: Path | None = None,
         transport: Transport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.config = config or HttpConfig()
         self.transport = transport or RequestsTransport(self.config.user_agent)
         self.cache = DiskCache(cache_dir) if cache_dir is not None else None
         self.limiter = RateLimiter(self.config.min_interval_s)
+        self.sleep = sleep  # the wait between retries; injectable like the transport
         self._robots: dict[str, urllib.robotparser.RobotFileParser | None] = {}
         self._robots_lock = threading.Lock()
         self.stats = {"requests": 0, "cache_hits": 0, "revalidated": 0, "retries": 0}
@@ -305,7 +307,7 @@ class HttpClient:
             if attempt < self.config.retries:
                 self.stats["retries"] += 1
                 log.info("retrying %s after %s (attempt %d, %.2fs)", request.url, last, attempt + 1, wait)
-                time.sleep(wait)
+                self.sleep(wait)
                 delay *= 2
         raise FetchError(request.url, f"gave up after {self.config.retries + 1} attempts: {last}")
 

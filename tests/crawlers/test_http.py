@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -37,14 +36,17 @@ def test_robots_disallow_and_opt_out(snapshot_server) -> None:
     assert HttpClient(HttpConfig(respect_robots=False, **FAST)).get(f"{snapshot_server.url}/ok") == b"fine"
 
 
-def test_retry_after_is_honoured_and_retries_end(snapshot_server) -> None:
+def test_retry_after_is_honoured_and_retries_end(snapshot_server, fake_clock) -> None:
+    config = HttpConfig(**{**FAST, "backoff_s": 5.0})
     snapshot_server.state.faults["/ok"] = ["429"]
-    start = time.monotonic()
-    assert HttpClient(HttpConfig(**FAST)).get(f"{snapshot_server.url}/ok") == b"fine"
-    assert time.monotonic() - start < 2  # Retry-After: 0 beats the backoff
+    client = HttpClient(config, sleep=fake_clock.sleep)
+    assert client.get(f"{snapshot_server.url}/ok") == b"fine"
+    assert fake_clock.slept == 0.0 and client.stats["retries"] == 1  # Retry-After: 0 beats the 5 s backoff
     snapshot_server.state.faults["/ok"] = ["500"] * 5
+    client = HttpClient(config, sleep=fake_clock.sleep)
     with pytest.raises(FetchError, match="gave up after 3 attempts: HTTP 500"):
-        HttpClient(HttpConfig(**FAST)).get(f"{snapshot_server.url}/ok")
+        client.get(f"{snapshot_server.url}/ok")
+    assert fake_clock.slept == 5.0 + 10.0  # no hint: the backoff doubles, and no wait after the last try
     assert _retry_after("7") == 7.0 and _retry_after("soon") is None
 
 

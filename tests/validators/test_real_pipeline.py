@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +77,8 @@ def test_rerun_resumes_and_thresholds_reuse_scores(
     ckpt = out / "real" / "validator_checkpoint.jsonl"
     lines = ckpt.read_text().count("\n")
     # same config: the completion marker makes the rerun a no-op
-    start = time.perf_counter()
     again = run(out, test_profile, mirror=small_mirror, **real_options)
-    assert again["pairs"] == stats["pairs"] and time.perf_counter() - start < 30
+    assert again == stats  # the saved stats, timings included: nothing was recomputed
     # a higher recall threshold: fewer pairs reach the validator, and none is scored again
     cos = pl.read_parquet(out / "real" / "decisions.parquet")["cosine"].to_numpy()
     t = float(np.median(cos))
