@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-BIAS = 1.0 / math.sqrt(2.0)  # the constant coordinate of the context; x~ = (x, 1) / sqrt(2)
+from rated import kernels
+from rated.kernels import BIAS
 
 
 def as_priors(prior: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -38,24 +39,34 @@ def check_hyperparameters(dim: int, alpha: float, gamma: float, lam: float) -> N
 
 
 class _Slots:
-    """Growable per-tool state: a dict tool index -> row, and arrays that grow by doubling.
+    """Growable per-tool state: a row map over all tools, and arrays for the touched ones that grow by doubling.
 
-    Only tools that received feedback get a row, so a catalog of a million tools costs memory only for
-    the tools that were used.
+    ``rowmap[i]`` is tool i's row, or -1 while it has received no feedback. Only tools with feedback get a
+    row of state, so a catalog of a million tools costs 4 bytes per tool for the map (half its prior's
+    8) plus state for the tools that were used. A dense map, not a dict, lets the compiled kernels find
+    the K candidates' rows without a Python loop.
     """
 
-    def __init__(self, widths: dict[str, tuple[int, type]]) -> None:
+    def __init__(self, widths: dict[str, tuple[int, type]], n_arms: int) -> None:
         self.widths = dict(widths)
-        self.of: dict[int, int] = {}
+        self.rowmap = np.full(n_arms, -1, dtype=np.int32)
+        self.n = 0
         self.arms = np.empty(0, dtype=np.int64)
         self.arrays = {name: np.empty((0, w), dtype=t) for name, (w, t) in self.widths.items()}
 
     def __len__(self) -> int:
-        return len(self.of)
+        return self.n
+
+    def add_arms(self, count: int) -> None:
+        self.rowmap = np.concatenate([self.rowmap, np.full(count, -1, dtype=np.int32)])
+
+    def row(self, arm: int) -> int:
+        """The row of ``arm``, or -1."""
+        return int(self.rowmap[arm])
 
     def new(self, arm: int) -> int:
         """Append a row for ``arm`` (growing the arrays when full) and return its index."""
-        row = len(self.of)
+        row = self.n
         if row == self.arms.shape[0]:
             capacity = max(8, 2 * row)
             self.arms = np.resize(self.arms, capacity)
@@ -63,12 +74,16 @@ class _Slots:
                 grown = np.empty((capacity, width), dtype=dtype)
                 grown[:row] = self.arrays[name][:row]
                 self.arrays[name] = grown
-        self.of[arm] = row
+        self.rowmap[arm] = row
         self.arms[row] = arm
+        self.n += 1
         return row
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
+
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in self.arrays.values()) + self.arms.nbytes + self.rowmap.nbytes)
 
 
 class DiscountedLinUCB:
@@ -91,8 +106,10 @@ class DiscountedLinUCB:
 
     A tool that never received feedback has no state: its score is ``prior_i + alpha * |x~| / sqrt(lam)``
     in closed form, so memory grows only with the tools that were used: A, b and a cache of theta and
-    A^-1, 16 (d + 1) bytes per tool. The per-tool state is float32 like the embeddings: the hot path
-    then runs without dtype conversions, and discounting keeps rounding errors from accumulating.
+    A^-1, 16 (d + 1) bytes per tool, plus a 4-byte row map over the catalog. The per-tool state is
+    float32 like the embeddings; sums run in float64, and discounting keeps rounding errors from
+    accumulating. Scoring and updating run as compiled loops (``rated.kernels``): one pass over each
+    candidate's cached row, no context array materialized.
 
     Args:
         dim: dimension d of the query embeddings.
@@ -127,14 +144,15 @@ class DiscountedLinUCB:
         check_hyperparameters(dim, alpha, gamma, lam)
         self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
         self.prior = as_priors(prior)
-        # per touched tool: A and b (the state), and a cache row [theta | A^-1] so that scoring K tools is
-        # one gather and one small GEMM against the stacked (x~, x~^2)
-        self._slots = _Slots(
-            {"A": (dim + 1, np.float32), "b": (dim + 1, np.float32), "cache": (2 * (dim + 1), np.float32)}
-        )
-        self._cm = np.empty((2, dim + 1), dtype=np.float32)
-        self._ctx, self._sq = self._cm[0], self._cm[1]
+        self._slots = self._empty_slots(self.prior.size)
         self._lock = threading.Lock()
+
+    def _empty_slots(self, n_arms: int) -> _Slots:
+        # per touched tool: A and b (the state), and a cache row [theta | A^-1] read by the scoring kernel
+        width = self.dim + 1
+        return _Slots(
+            {"A": (width, np.float32), "b": (width, np.float32), "cache": (2 * width, np.float32)}, n_arms
+        )
 
     # ------------------------------------------------------------------ arms
     @property
@@ -144,28 +162,25 @@ class DiscountedLinUCB:
     @property
     def touched(self) -> list[int]:
         """Tool indices that have state (received feedback), in order of first feedback."""
-        return list(self._slots.of)
+        return self._slots.arms[: len(self._slots)].tolist()
 
     def add_arms(self, prior: Sequence[float] | np.ndarray) -> None:
         """Append tools (their priors); they start cold, with no state."""
+        added = as_priors(prior)
         with self._lock:
-            self.prior = np.concatenate([self.prior, as_priors(prior)])
+            self.prior = np.concatenate([self.prior, added])
+            self._slots.add_arms(added.size)
 
     # --------------------------------------------------------------- context
-    def _context(self, x: np.ndarray) -> tuple[np.ndarray, float]:
-        """Fill the reused buffers with x~ and x~^2; returns x~ and |x~|^2 (no allocation per call)."""
-        ctx, sq = self._ctx, self._sq
+    def _query(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float32)
         if x.shape != (self.dim,):
             raise ValueError(f"context must have shape ({self.dim},), got {x.shape}")
-        np.multiply(x, BIAS, out=ctx[: self.dim])
-        ctx[self.dim] = BIAS
-        np.multiply(ctx, ctx, out=sq)
-        return ctx, float(sq.sum())
+        return x
 
     def context(self, x: np.ndarray) -> np.ndarray:
         """The bandit context ``x~ = (x, 1) / sqrt(2)`` of a query embedding (a new array)."""
-        with self._lock:
-            return self._context(np.asarray(x))[0].copy()
+        return np.append(self._query(x), np.float32(1.0)) * np.float32(BIAS)
 
     # --------------------------------------------------------------- scoring
     def scores(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -175,23 +190,38 @@ class DiscountedLinUCB:
             idx: tool indices (int array).
             x: the L2-normalized query embedding, shape (d,).
         """
-        idx = np.asarray(idx)
+        idx = np.asarray(idx, dtype=np.int64)
+        x = self._query(x)
+        out = np.empty(idx.shape[0], dtype=np.float64)
         with self._lock:
-            ctx, norm2 = self._context(np.asarray(x))
-            out = self.prior[idx] + self.alpha * math.sqrt(norm2 / self.lam)  # cold arms, closed form
-            of = self._slots.of
-            if of:
-                rows = [(k, of[i]) for k, i in enumerate(idx.tolist()) if i in of]
-                if rows:
-                    pos, slot = (list(v) for v in zip(*rows, strict=True))
-                    # rows [theta_i; ainv_i] against columns [x~, x~^2]: mean and variance in one GEMM
-                    prod = self._slots["cache"][slot].reshape(-1, self.dim + 1) @ self._cm.T
-                    var = prod[1::2, 1]
-                    np.sqrt(var, out=var)
-                    var *= self.alpha
-                    var += prod[0::2, 0]
-                    out[pos] = var
-            return out
+            s = self._slots
+            if kernels.linucb_scores(idx, x, s.rowmap, s["cache"], self.prior, self.alpha, self.lam, out):
+                raise IndexError(f"tool indices out of range (0..{self.prior.size - 1}): {idx.tolist()}")
+        return out
+
+    def fused(
+        self, idx: np.ndarray, sem: np.ndarray, x: np.ndarray, weights: tuple[float, float, float]
+    ) -> tuple[np.ndarray, int]:
+        """Fused scores of the candidates (``rated.fusion.fuse`` of their UCB scores) and the best position.
+
+        The hot path of a decision: one compiled pass over the K candidates' rows. ``idx`` (int64) and
+        ``sem`` (float32) are ``ToolIndex.search``'s output, ``x`` a float32 query embedding; ``weights``
+        are validated by the caller. Shapes and indices are checked (a compiled loop has no bounds checks).
+        """
+        if x.shape != (self.dim,):
+            raise ValueError(f"context must have shape ({self.dim},), got {x.shape}")
+        out = np.empty(idx.shape[0], dtype=np.float64)
+        w1, w2, w3 = weights
+        with self._lock:
+            s = self._slots
+            best = kernels.linucb_fused(
+                idx, sem, x, s.rowmap, s["cache"], self.prior, self.alpha, self.lam, w1, w2, w3, out
+            )
+        if best < 0:
+            raise IndexError(
+                f"bad candidates: indices {idx.tolist()} (0..{self.prior.size - 1}), {sem.size} scores"
+            )
+        return out, best
 
     # ---------------------------------------------------------------- update
     def _init_row(self, arm: int) -> int:
@@ -201,15 +231,7 @@ class DiscountedLinUCB:
         b.fill(0.0)
         # b0 = lam * prior * x0 / |x0|^2 with x0 = BIAS * e_{d+1}: theta0 . x~ = prior for every x
         b[self.dim] = self.lam * self.prior[arm] / BIAS
-        self._refresh(row)
         return row
-
-    def _refresh(self, row: int) -> None:
-        """Recompute the cached ``theta = b / A`` and ``A^-1`` of one tool (element-wise, O(d))."""
-        theta, ainv = self._slots["cache"][row].reshape(2, self.dim + 1)
-        A = self._slots["A"][row]
-        np.divide(1.0, A, out=ainv)
-        np.multiply(self._slots["b"][row], ainv, out=theta)
 
     def update(self, i: int, x: np.ndarray, reward: float) -> None:
         """Discounted ridge update of tool ``i`` only, after reward ``reward`` (1 success, 0 failure).
@@ -222,29 +244,20 @@ class DiscountedLinUCB:
         i = int(i)
         if not 0 <= i < self.prior.size:
             raise IndexError(f"tool index {i} out of range (0..{self.prior.size - 1})")
+        x = self._query(x)
         with self._lock:
-            ctx, _ = self._context(np.asarray(x))
-            row = self._slots.of.get(i)
-            if row is None:
+            s = self._slots
+            row = s.row(i)
+            if row < 0:
                 row = self._init_row(i)
-            A, b = self._slots["A"][row], self._slots["b"][row]
-            A *= self.gamma
-            A += (1.0 - self.gamma) * self.lam
-            A += self._sq
-            b *= self.gamma
-            r = float(reward)
-            if r == 1.0:  # the usual rewards skip a multiply on the hot path
-                b += ctx
-            elif r != 0.0:
-                b += r * ctx
-            self._refresh(row)
+            kernels.linucb_update(row, x, float(reward), s["A"], s["b"], s["cache"], self.gamma, self.lam)
 
     # ----------------------------------------------------------- inspection
     def state_of(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Copies of ``(A_i, b_i)`` (diagonal of A); the cold-start values for an untouched tool."""
         with self._lock:
-            row = self._slots.of.get(int(i))
-            if row is not None:
+            row = self._slots.row(int(i))
+            if row >= 0:
                 return self._slots["A"][row].copy(), self._slots["b"][row].copy()
             A = np.full(self.dim + 1, self.lam, dtype=np.float32)
             b = np.zeros(self.dim + 1, dtype=np.float32)
@@ -253,9 +266,7 @@ class DiscountedLinUCB:
 
     def nbytes(self) -> int:
         """Bytes held by per-tool state and priors (the allocated capacity)."""
-        return int(
-            sum(a.nbytes for a in self._slots.arrays.values()) + self._slots.arms.nbytes + self.prior.nbytes
-        )
+        return self._slots.nbytes() + int(self.prior.nbytes)
 
     # ---------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, Any]:
@@ -284,9 +295,10 @@ class DiscountedLinUCB:
         if arms.size and (arms.min() < 0 or arms.max() >= self.prior.size):
             raise ValueError("state names tools outside this catalog")
         with self._lock:
-            self._slots = _Slots(self._slots.widths)
+            slots = self._empty_slots(self.prior.size)
             for arm, a_row, b_row in zip(arms.tolist(), A, b, strict=True):
-                row = self._slots.new(int(arm))
-                self._slots["A"][row] = a_row
-                self._slots["b"][row] = b_row
-                self._refresh(row)  # as update() computes it
+                row = slots.new(int(arm))
+                slots["A"][row] = a_row
+                slots["b"][row] = b_row
+                kernels.linucb_refresh(row, slots["A"], slots["b"], slots["cache"])  # as update() does
+            self._slots = slots

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rated.bandit import as_priors, check_hyperparameters
+from rated.fusion import fuse_unchecked
 
 
 class GlobalMAB:
@@ -88,6 +89,13 @@ class GlobalMAB:
                     n = self._n[slot]
                     out[pos] = self._s[slot] / n + self.alpha / np.sqrt(n)
             return out
+
+    def fused(
+        self, idx: np.ndarray, sem: np.ndarray, x: np.ndarray, weights: tuple[float, float, float]
+    ) -> tuple[np.ndarray, int]:
+        """Fused scores of the candidates and the best position (``DiscountedLinUCB.fused``'s interface)."""
+        out = fuse_unchecked(sem, self.scores(idx, x), self.prior[idx], weights)
+        return out, int(np.argmax(out))
 
     def update(self, i: int, x: np.ndarray, reward: float) -> None:
         """Discounted update of tool ``i`` only; ``x`` is ignored."""

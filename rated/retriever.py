@@ -19,7 +19,6 @@ import numpy as np
 
 from rated.bandit import DiscountedLinUCB, as_priors
 from rated.config import RATEDConfig, Variant
-from rated.fusion import fuse_unchecked
 from rated.global_mab import GlobalMAB
 from rated.index import ToolIndex
 
@@ -185,10 +184,10 @@ class RATED:
             ``(idx, final_scores)``: tool indices and their fused scores in [0, 1], descending
             (ties keep the semantic order).
         """
+        q_emb = np.asarray(q_emb, dtype=np.float32)
         with self._lock:
             idx, sem = self.index.search(q_emb, self.config.top_k)
-            bandit = self.bandits.scores(idx, q_emb)
-            final = fuse_unchecked(sem, bandit, self.prior[idx], self._weights)
+            final, _ = self.bandits.fused(idx, sem, q_emb, self._weights)
         order = np.argsort(-final, kind="stable")
         return idx[order], final[order]
 
@@ -196,8 +195,7 @@ class RATED:
         """The index of the tool with the best fused score among the top-K (Algorithm 1, lines 2-5)."""
         with self._lock:
             idx, sem = self.index.search(q_emb, self.config.top_k)
-            final = fuse_unchecked(sem, self.bandits.scores(idx, q_emb), self.prior[idx], self._weights)
-            return int(idx[int(np.argmax(final))])
+            return int(idx[self.bandits.fused(idx, sem, q_emb, self._weights)[1]])
 
     def select(self, query: Query) -> str:
         """The tool id to call for ``query`` (a string, or a query embedding).

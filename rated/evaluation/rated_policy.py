@@ -1,8 +1,8 @@
 """RATED in the simulation and in offline ranking, through the library's embedding-level API.
 
 The simulator feeds pre-encoded queries. The index is frozen during a run, so the top-K search of
-every pool query is done once, as one matrix product, and cached; a step then costs the bandit scoring of K tools, the fusion
-(``rated.fusion.fuse_unchecked``, exactly what ``RATED.rank_embedding`` computes) and one O(d) update
+every pool query is done once, as one matrix product, and cached; a step then costs the fused bandit
+scoring of K tools (``bandits.fused``, exactly what ``RATED.rank_embedding`` computes) and one O(d) update
 through ``RATED.feedback_embedding``. The bandit's state after warm-up is kept (``state_dict``) so
 every run of every seed starts from the same point.
 """
@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
-from rated.fusion import fuse_unchecked
 
 
 def top_k(query_emb: np.ndarray, tool_emb: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,7 +60,7 @@ class RatedPolicy:
         hits = 0
         for n, rel in enumerate(relevant):
             idx, sem = idx_all[n], sem_all[n]
-            tool = int(idx[int(np.argmax(self.fused(idx, sem, emb[n])))])
+            tool = int(idx[self.model.bandits.fused(idx, sem, emb[n], self._weights)[1]])
             ok = tool in rel
             hits += ok
             self.model.feedback_embedding(tool, emb[n], ok)
@@ -76,8 +74,7 @@ class RatedPolicy:
         self._arrival = arrival if arrival.any() else None
 
     def fused(self, idx: np.ndarray, sem: np.ndarray, emb: np.ndarray) -> np.ndarray:
-        bandit = self.model.bandits.scores(idx, emb)
-        return fuse_unchecked(sem, bandit, self.model.prior[idx], self._weights)
+        return self.model.bandits.fused(idx, sem, emb, self._weights)[0]
 
     def ranking(self, emb: np.ndarray) -> np.ndarray:
         """Top-K tool indices by RATED's final score, best first (``RATED.rank_embedding``)."""
