@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ import polars as pl
 from ecoagent.config import MINILM, ModelConfig, default_mirror
 from ecoagent.summary import print_table
 from generators.dedup import MinHashDeduper, exact_duplicate_pairs, shingles
+from generators.generate import GenerationConfig
 from generators.negatives import NegativeConfig, mine_negatives
 from generators.perturb import perturb
 
@@ -52,16 +54,23 @@ def synth(base: list[str], n: int, seed: int = 0) -> list[str]:
 
 
 def bench_generation(tools: pl.DataFrame, samples: int) -> None:
-    from ecoagent.llm import SamplingParams, make_llm
+    from ecoagent.llm import make_llm
     from generators.prompts import single_conversation
 
     llm = make_llm(ModelConfig(), batch_size=16)
-    rows = tools.sample(max(1, samples // 8), seed=0).to_dicts()
-    convs = [single_conversation(r, i) for r in rows for i in range(8)][:samples]
-    params = SamplingParams(max_new_tokens=40, temperature=0.8, repetition_penalty=1.1, seed=0, stop=("\n",))
+    per_tool = math.ceil(GenerationConfig().queries_per_tool * GenerationConfig().oversample)  # as Syn asks
+    rows = tools.sample(max(1, math.ceil(samples / per_tool)), seed=0).to_dicts()
+    convs = [single_conversation(r, i) for r in rows for i in range(per_tool)][:samples]
+    params = GenerationConfig().sampling(0)
     results = []
-    for label, batch in (("one at a time", 1), ("batched 16", 16)):
+    modes = (
+        ("one at a time", 1, False),
+        ("batched 16", 16, False),
+        ("batched 16, shared prefix once", 16, True),
+    )
+    for label, batch, share in modes:
         llm.batch_size = batch  # type: ignore[attr-defined]
+        llm.share_prefix = share  # type: ignore[attr-defined]
         start, cpu0 = time.perf_counter(), time.process_time()
         out = llm.generate(convs, params)
         dt, cpu = time.perf_counter() - start, time.process_time() - cpu0

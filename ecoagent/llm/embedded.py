@@ -24,6 +24,19 @@ from ecoagent.models import cache_dir, canonical, file_sha256, smollm2_gguf
 log = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()  # one dequantization at a time per process
+MIN_SHARED_PREFIX = 32  # tokens; below this, encoding the prefix once is not worth a second pass
+
+
+def _shared_prefix(rows: list[list[int]]) -> int:
+    """Length of the longest common prefix of token lists, leaving every row at least one token of its own."""
+    if not rows:
+        return 0
+    limit = min(len(row) for row in rows) - 1
+    first = rows[0]
+    n = 0
+    while n < limit and all(row[n] == first[n] for row in rows):
+        n += 1
+    return n
 
 
 def _gguf_sha256(path: Path) -> str:
@@ -82,13 +95,21 @@ class EmbeddedLLM(LLMClient):
             a ``.gguf`` file path, or a hub id reachable offline through the HF cache.
         batch_size: conversations per forward pass; 16 gave about 5x the tokens/s of one at a time.
         threads: torch intra-op threads (default ``$ECOAGENT_LLM_THREADS``, else torch's default).
+        share_prefix: encode a prefix shared by a batch's prompts once (same tokens, less time; off only
+            to measure what it saves).
 
     Recommendations:
         Use temperature 0.7-0.9 with a newline stop and one query per sample for the 135M model:
         asked for a whole list at once, it repeats itself.
     """
 
-    def __init__(self, model: str = SMOLLM2, batch_size: int = 16, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str = SMOLLM2,
+        batch_size: int = 16,
+        threads: int | None = None,
+        share_prefix: bool = True,
+    ) -> None:
         if batch_size <= 0:
             raise ValueError("batch_size must be > 0")
         import torch
@@ -99,6 +120,7 @@ class EmbeddedLLM(LLMClient):
             torch.set_num_threads(threads)
         self._model_id = canonical(model)
         self.batch_size = batch_size
+        self.share_prefix = share_prefix
         self._file: Path | None = None
         self._sha256: str | None = None
         source: str | Path = self._model_id
@@ -164,42 +186,84 @@ class EmbeddedLLM(LLMClient):
         return self.generate_prompts(self.template(conversations), params, seeds)
 
     def generate_prompts(self, prompts: list[str], params: SamplingParams, seeds: list[int]) -> list[str]:
-        """Complete already-templated prompts, each with its own seed (independent of batching)."""
-        import torch
+        """Complete already-templated prompts, each with its own seed (independent of batching).
+
+        Prompts are batched in sorted order, so that those sharing a long prefix (a tool's samples:
+        same few-shot turns and documentation, another style line) share a batch, whose common prefix
+        is then encoded once (``_generate_chunk``).
+        """
+        if len(seeds) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
+        order = sorted(range(len(prompts)), key=prompts.__getitem__)
+        results: list[str] = [""] * len(prompts)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            texts = self._generate_chunk([prompts[i] for i in rows], params, [seeds[i] for i in rows])
+            for i, text in zip(rows, texts, strict=True):
+                results[i] = _cut_at_stop(text, params.stop)
+        return results
+
+    def _generate_kwargs(self, params: SamplingParams, seeds: list[int]) -> dict[str, Any]:
         from transformers import LogitsProcessorList
 
         from ecoagent.llm.sampling import SeededSampler
 
-        if len(seeds) != len(prompts):
-            raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-        results: list[str] = []
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = prompts[start : start + self.batch_size]
-            enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
-            kwargs: dict[str, Any] = {
-                "max_new_tokens": params.max_new_tokens,
-                "pad_token_id": self.tokenizer.pad_token_id,
-                "repetition_penalty": params.repetition_penalty,
-                "do_sample": False,  # SeededSampler already picked the token: greedy keeps it
-                "temperature": None,
-                "top_p": None,
-                "top_k": None,
-            }
-            if params.temperature > 0:
-                sampler = SeededSampler(
-                    seeds[start : start + self.batch_size], params.temperature, params.top_p
-                )
-                kwargs["logits_processor"] = LogitsProcessorList([sampler])
-            if params.stop:
-                kwargs["eos_token_id"] = self._stop_token_ids(params.stop)
-                if any(len(s) > 1 for s in params.stop):  # may span tokens: let transformers match text
-                    kwargs.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
-            with torch.inference_mode():
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": params.max_new_tokens,
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "repetition_penalty": params.repetition_penalty,
+            "do_sample": False,  # SeededSampler already picked the token: greedy keeps it
+            "temperature": None,
+            "top_p": None,
+            "top_k": None,
+        }
+        if params.temperature > 0:
+            kwargs["logits_processor"] = LogitsProcessorList(
+                [SeededSampler(seeds, params.temperature, params.top_p)]
+            )
+        if params.stop:
+            kwargs["eos_token_id"] = self._stop_token_ids(params.stop)
+            if any(len(s) > 1 for s in params.stop):  # may span tokens: let transformers match text
+                kwargs.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
+        return kwargs
+
+    def _generate_chunk(self, prompts: list[str], params: SamplingParams, seeds: list[int]) -> list[str]:
+        """One batch. When the prompts share a prefix of ``MIN_SHARED_PREFIX`` tokens or more, it is encoded
+        once and its key/value cache copied to every row; each row's remaining tokens follow it after
+        padding (``prefix, pad..., rest``), which the attention mask and positions skip. On a 2-core CPU
+        the prefill of 15 copies of a 370-token prompt was 55% of a Syn batch; this gives the same
+        tokens (tested) in about 0.65 of the time.
+        """
+        import torch
+        from transformers import DynamicCache
+
+        ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        shared = _shared_prefix(ids)
+        kwargs = self._generate_kwargs(params, seeds)
+        with torch.inference_mode():
+            plain = not self.share_prefix or len(ids) < 2 or shared < MIN_SHARED_PREFIX
+            if plain or params.repetition_penalty != 1.0:
+                # (a repetition penalty looks at the whole prompt, which the cached path does not pass)
+                enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
                 out = self.model.generate(**enc, **kwargs)
-            new = out[:, enc["input_ids"].shape[1] :]
-            for row in self.tokenizer.batch_decode(new, skip_special_tokens=True):
-                results.append(_cut_at_stop(row, params.stop))
-        return results
+                width = enc["input_ids"].shape[1]
+            else:
+                width = max(len(row) for row in ids)
+                input_ids = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
+                mask = torch.zeros((len(ids), width), dtype=torch.long)
+                for r, row in enumerate(ids):
+                    rest = len(row) - shared
+                    input_ids[r, :shared] = torch.tensor(row[:shared])
+                    input_ids[r, width - rest :] = torch.tensor(row[shared:])
+                    mask[r, :shared] = 1
+                    mask[r, width - rest :] = 1
+                cache = DynamicCache(config=self.model.config)
+                self.model(input_ids=input_ids[:1, :shared], past_key_values=cache, use_cache=True)
+                cache.batch_repeat_interleave(len(ids))
+                out = self.model.generate(
+                    input_ids=input_ids, attention_mask=mask, past_key_values=cache, **kwargs
+                )
+        return self.tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
 
     def _stop_token_ids(self, stop: tuple[str, ...]) -> list[int]:
         """EOS plus every token whose text contains a stop string: a cheap stop for "\n" and the like.

@@ -60,3 +60,30 @@ def test_assistant_prefix_is_continued(embedded_llm: EmbeddedLLM) -> None:
     assert prompt.endswith("<|im_start|>assistant\nWill it rain in")
     out = embedded_llm.generate([conv], SamplingParams(max_new_tokens=6, temperature=0.0, stop=("\n",)))
     assert out[0] and not out[0].startswith("Will it rain")
+
+
+def test_shared_prefix_batch_samples_what_each_prompt_alone_samples(embedded_llm: EmbeddedLLM) -> None:
+    """A tool's Syn samples share ~350 tokens; encoding them once must not change a single token."""
+    from ecoagent.llm.embedded import MIN_SHARED_PREFIX, _shared_prefix
+    from generators.prompts import single_conversation
+
+    tool = {"name": "SlackSendMessage", "description": "Send a message to a Slack channel or user."}
+    convs = [single_conversation(tool, i) for i in range(4)]
+    ids = embedded_llm.tokenizer(embedded_llm.template(convs), add_special_tokens=False)["input_ids"]
+    assert _shared_prefix(ids) >= MIN_SHARED_PREFIX  # so the batch below takes the shared-prefix path
+    params = SamplingParams(max_new_tokens=12, temperature=0.8, seed=3, stop=("\n",))
+    batch = embedded_llm.generate(convs, params)
+    alone = [
+        embedded_llm.generate([conv], SamplingParams(**{**params.to_dict(), "seed": params.seed + i}))[0]
+        for i, conv in enumerate(convs)
+    ]
+    assert batch == alone
+    assert len(set(batch)) == len(batch)
+
+
+def test_shared_prefix_leaves_each_row_a_token() -> None:
+    from ecoagent.llm.embedded import _shared_prefix
+
+    assert _shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2
+    assert _shared_prefix([[1, 2, 3, 4], [1, 2, 5]]) == 2
+    assert _shared_prefix([[7], [1, 2]]) == 0 and _shared_prefix([]) == 0
