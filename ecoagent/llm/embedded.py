@@ -7,6 +7,7 @@ model under ``ecoagent.models.cache_dir()`` and later runs load that folder in a
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -145,6 +146,9 @@ class EmbeddedLLM(LLMClient):
         self._revision = getattr(self.model.config, "_commit_hash", None)
         self._yes_ids, self._no_ids = answer_token_ids(self.tokenizer)
         self._stop_ids: dict[tuple[str, ...], list[int]] = {}
+        # transformers 5.x renamed ``past_key_values`` to ``cache`` (the old name warns until 6.0)
+        params = inspect.signature(self.model.forward).parameters
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
         log.info("loaded %s in %.1fs", self._model_id, time.perf_counter() - started)
 
     @property
@@ -258,10 +262,10 @@ class EmbeddedLLM(LLMClient):
                     mask[r, :shared] = 1
                     mask[r, width - rest :] = 1
                 cache = DynamicCache(config=self.model.config)
-                self.model(input_ids=input_ids[:1, :shared], past_key_values=cache, use_cache=True)
+                self.model(input_ids=input_ids[:1, :shared], use_cache=True, **{self._cache_arg: cache})
                 cache.batch_repeat_interleave(len(ids))
                 out = self.model.generate(
-                    input_ids=input_ids, attention_mask=mask, past_key_values=cache, **kwargs
+                    input_ids=input_ids, attention_mask=mask, **{self._cache_arg: cache}, **kwargs
                 )
         return self.tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
 
