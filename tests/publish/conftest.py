@@ -16,7 +16,9 @@ import polars as pl
 import pytest
 
 from ecoagent.artifacts import ArtifactDir, write_json, write_parquet
+from ecoagent.config import get_profile
 from ecoagent.schemas import TOOL_SCHEMA, rows_to_frame
+from validators.review import sample as review_sample
 
 SMOLLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -220,39 +222,17 @@ def build_small_out(root: Path, tools_source: Path, mirror: Path) -> Path:
         },
     )
 
-    # review: 4 sampled decisions, 3 labels (one item relabelled: the last line wins)
-    sample = (
-        decisions.filter(pl.col("passed_recall"))
-        .head(4)
-        .with_row_index("i")
-        .select(
-            pl.format("item-{}", pl.col("i")).alias("item_id"),
-            "query_id",
-            "query",
-            "tool_id",
-            "validator_score",
-            "kept",
-        )
-    )
-    sample = sample.join(
-        tools.select(
-            "tool_id",
-            pl.col("name").alias("tool_name"),
-            pl.col("description").alias("tool_description"),
-            "platform",
-        ),
-        on="tool_id",
-        how="left",
-    ).with_columns(pl.when(pl.col("kept")).then(pl.lit("kept")).otherwise(pl.lit("dropped")).alias("stratum"))
-    write_parquet(sample, art.review_sample)
-    art.review.mkdir(parents=True, exist_ok=True)
+    # review: 4 decisions sampled by `ecoagent review sample` itself, 3 labels (one item relabelled: the
+    # last line wins)
+    review_sample.run(root, get_profile("embedded"), n=4, seed=0)
+    ids = pl.read_parquet(art.review_sample)["item_id"].to_list()
     art.review_labels.write_text(
         "".join(
             json.dumps(r) + "\n"
             for r in [
-                {"item_id": "item-0", "label": "no_match", "labeled_at": "2026-11-29T10:00:00Z"},
-                {"item_id": "item-1", "label": "match", "labeled_at": "2026-11-29T10:01:00Z"},
-                {"item_id": "item-0", "label": "match", "labeled_at": "2026-11-29T10:02:00Z"},
+                {"item_id": ids[0], "label": "no_match", "labeled_at": "2026-11-29T10:00:00Z"},
+                {"item_id": ids[1], "label": "match", "labeled_at": "2026-11-29T10:01:00Z"},
+                {"item_id": ids[0], "label": "match", "labeled_at": "2026-11-29T10:02:00Z"},
             ]
         )
     )
