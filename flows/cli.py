@@ -6,11 +6,16 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ecoagent.cli import add_common
+
+T = TypeVar("T")
 
 STAGE_LIST = "crawl,syn,real,review-sample,train,evaluate,publish"
 
@@ -50,7 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--dask-address", default=None, help="scheduler address, e.g. tcp://10.0.0.5:8786")
     parser.add_argument(
-        "--max-workers", type=int, default=1, help="parallel stages (local threads / dask workers); 1 on a 2-core machine, where two torch stages in one process fight over the cores"
+        "--max-workers",
+        type=int,
+        default=1,
+        help="parallel stages (local threads / dask workers); 1 on a 2-core machine, where two torch stages in one process fight over the cores",
     )
     parser.add_argument(
         "--force",
@@ -142,6 +150,62 @@ def _short(text: str, width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _stop_now(signum: int, frame: object) -> None:
+    """End the process at once: stop its children (Prefect's temporary server), then ``os._exit``."""
+    import psutil
+
+    name = signal.Signals(signum).name
+    print(
+        f"ecoagent build: stopped by {name}; finished stages and checkpoints are kept, "
+        "the same command resumes",
+        file=sys.stderr,
+        flush=True,
+    )
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        child.terminate()
+    _, alive = psutil.wait_procs(children, timeout=5)
+    for child in alive:
+        child.kill()
+    os._exit(128 + signum)
+
+
+def run_stoppable(call: Callable[[], T]) -> T:
+    """``call()`` in a worker thread, while the main thread answers SIGTERM / SIGINT by stopping at once.
+
+    Left to Prefect, SIGTERM fails the flow run and then waits for the running stage's thread to finish,
+    which can take many minutes (an encoder pass, a batch of LLM calls). Every stage keeps its work in
+    checkpoints (appends with fsync, atomic renames), so exiting at once loses at most the batch in
+    flight, and rerunning the same command resumes. Called off the main thread (no signals there),
+    it simply runs ``call()``.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+
+    previous = {sig: signal.signal(sig, _stop_now) for sig in STOP_SIGNALS}
+    try:
+        worker = threading.Thread(target=target, name="build-ecoagent", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.5)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _run(args: argparse.Namespace) -> int:
     # the ephemeral Prefect server needs longer than its default to start on 2 busy cores
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
@@ -162,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
     from flows.build import SUMMARY_FILE, build_ecoagent
 
     params["out"] = str(checked.out)
-    state = build_ecoagent(**params, return_state=True)
+    state = run_stoppable(lambda: build_ecoagent(**params, return_state=True))
     summary_path = Path(checked.out) / SUMMARY_FILE
     if summary_path.exists():
         print_summary(json.loads(summary_path.read_text()))
