@@ -62,6 +62,19 @@ def _drain_prefect_workers() -> None:
     EventsWorker.drain_all(timeout=15)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _stop_temporary_prefect_servers() -> Iterator[None]:
+    """Stop Prefect's temporary (ephemeral) servers at the end of the session, while pytest's streams are
+    still open: left to Prefect's exit hook, their last log line goes to a closed stream ("Logging error")."""
+    yield
+    if "prefect.server.api.server" in sys.modules:
+        from prefect.server.api.server import SubprocessASGIServer
+
+        _drain_prefect_workers()
+        for server in list(SubprocessASGIServer._instances.values()):  # Prefect keeps one per port
+            server.stop()
+
+
 @pytest.fixture(scope="session")
 def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A real Prefect server on 127.0.0.1:<free port> with its own home and sqlite database."""
