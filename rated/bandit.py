@@ -107,8 +107,8 @@ class DiscountedLinUCB:
     A tool that never received feedback has no state: its score is ``prior_i + alpha * |x~| / sqrt(lam)``
     in closed form, so memory grows only with the tools that were used: A, b and a cache of theta and
     A^-1, 16 (d + 1) bytes per tool, plus a 4-byte row map over the catalog. The per-tool state is
-    float32 like the embeddings; sums run in float64, and discounting keeps rounding errors from
-    accumulating. Scoring and updating run as compiled loops (``rated.kernels``): one pass over each
+    float32 like the embeddings, and so is the arithmetic (a sum over d carries about 1e-7 relative
+    error); discounting keeps rounding errors from accumulating. Scoring and updating run as compiled loops (``rated.kernels``): one pass over each
     candidate's cached row, no context array materialized.
 
     Args:
