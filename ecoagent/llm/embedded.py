@@ -293,17 +293,52 @@ class EmbeddedLLM(LLMClient):
         return sum(len(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"])
 
     def next_token_logprobs(self, prompts: list[str]) -> Any:
-        """Log-softmax of the next-token logits after each templated prompt (a ``[n, vocab]`` tensor)."""
+        """Log-softmax of the next-token logits after each templated prompt (a ``[n, vocab]`` tensor).
+
+        Batched in sorted order; a prefix the batch shares is encoded once, as in ``_generate_chunk``.
+        """
         import torch
 
-        rows = []
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = prompts[start : start + self.batch_size]
-            enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
-            with torch.inference_mode():
-                logits = self.model(**enc).logits[:, -1, :]  # left padding: the last position is real
-            rows.append(torch.log_softmax(logits.float(), dim=-1))
-        return torch.cat(rows) if rows else torch.empty(0, 0)
+        order = sorted(range(len(prompts)), key=prompts.__getitem__)
+        out: Any = None
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            logits = self._last_logits([prompts[i] for i in rows])
+            if out is None:
+                out = torch.empty((len(prompts), logits.shape[1]), dtype=torch.float32)
+            out[rows] = torch.log_softmax(logits.float(), dim=-1)
+        return out if out is not None else torch.empty(0, 0)
+
+    def _last_logits(self, prompts: list[str]) -> Any:
+        """Next-token logits of one batch. With a shared prefix, each row's own tokens follow the cached
+        prefix right-padded (``prefix, rest, pad...``): under the causal mask the padding comes after
+        every real token, so the logits are read at each row's last real position."""
+        import torch
+        from transformers import DynamicCache
+
+        ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        shared = _shared_prefix(ids)
+        with torch.inference_mode():
+            if not self.share_prefix or len(ids) < 2 or shared < MIN_SHARED_PREFIX:
+                enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+                return self.model(**enc).logits[:, -1, :]  # left padding: the last position is real
+            lengths = [len(row) - shared for row in ids]
+            width = max(lengths)
+            rest = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
+            mask = torch.zeros((len(ids), shared + width), dtype=torch.long)
+            mask[:, :shared] = 1
+            for r, row in enumerate(ids):
+                rest[r, : lengths[r]] = torch.tensor(row[shared:])
+                mask[r, shared : shared + lengths[r]] = 1
+            cache = DynamicCache(config=self.model.config)
+            prefix = torch.tensor([ids[0][:shared]])
+            self.model(input_ids=prefix, use_cache=True, **{self._cache_arg: cache})
+            cache.batch_repeat_interleave(len(ids))
+            positions = torch.arange(shared, shared + width).expand(len(ids), width)
+            logits = self.model(
+                input_ids=rest, attention_mask=mask, position_ids=positions, **{self._cache_arg: cache}
+            ).logits
+            return logits[torch.arange(len(ids)), torch.tensor(lengths) - 1, :]
 
     def yes_probability(self, conversations: list[Conversation]) -> list[float]:
         """P(yes) / (P(yes) + P(no)) from the next-token distribution after the assistant prefix."""

@@ -87,3 +87,20 @@ def test_shared_prefix_leaves_each_row_a_token() -> None:
     assert _shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2
     assert _shared_prefix([[1, 2, 3, 4], [1, 2, 5]]) == 2
     assert _shared_prefix([[7], [1, 2]]) == 0 and _shared_prefix([]) == 0
+
+
+def test_shared_prefix_batch_scores_what_each_prompt_alone_scores(embedded_llm: EmbeddedLLM) -> None:
+    """The validator's prompts share their system turn; encoding it once must not move P(yes)."""
+    from validators.prompt import validator_conversation
+
+    convs = [
+        validator_conversation(
+            "Send a message to the #ops channel on Slack", "Slack", "Post messages to channels."
+        ),
+        validator_conversation("What is the weather in Oslo?", "Slack", "Post messages to channels."),
+        validator_conversation("Translate this sentence into French please", "DeepL", "Translates text."),
+    ]
+    batch = embedded_llm.yes_probability(convs)
+    alone = [embedded_llm.yes_probability([conv])[0] for conv in convs]
+    assert batch == pytest.approx(alone, abs=1e-4)
+    assert len({round(p, 3) for p in batch}) == 3  # different pairs, different scores
