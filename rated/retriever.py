@@ -195,6 +195,8 @@ class RATED:
         """The index of the tool with the best fused score among the top-K (Algorithm 1, lines 2-5)."""
         with self._lock:
             idx, sem = self.index.search(q_emb, self.config.top_k)
+            if idx.size == 0:
+                raise LookupError("the index holds no tools to select from")
             return int(idx[self.bandits.fused(idx, sem, q_emb, self._weights)[1]])
 
     def select(self, query: Query) -> str:

@@ -211,3 +211,10 @@ def test_load_from_a_model_folder(tmp_path, dual_encoder, tools) -> None:
         RATED.load(tmp_path / "missing", tools.head(10))
     with pytest.raises(ValueError, match="model folder"):
         RATED.load(None, tools.head(10))
+
+
+def test_selecting_from_an_empty_index_says_so() -> None:
+    empty = RATED(None, ToolIndex(8), np.empty(0))
+    with pytest.raises(LookupError, match="no tools"):
+        empty.select_embedding(np.ones(8, dtype=np.float32) / np.sqrt(8))
+    assert empty.rank(np.ones(8, dtype=np.float32) / np.sqrt(8)) == []
