@@ -56,7 +56,7 @@ class Profile:
 
     name: str
     models: ModelConfig = field(default_factory=ModelConfig)
-    syn_max_tools: int | None = 24
+    syn_max_tools: int | None = 20
     syn_queries_per_tool: int = 10
     seed: int = 0
 
