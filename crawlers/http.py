@@ -274,8 +274,8 @@ class HttpClient:
         self.config = config or HttpConfig()
         self.transport = transport or RequestsTransport(self.config.user_agent)
         self.cache = DiskCache(cache_dir) if cache_dir is not None else None
-        self.limiter = RateLimiter(self.config.min_interval_s)
-        self.sleep = sleep  # the wait between retries; injectable like the transport
+        self.sleep = sleep  # every wait of the client (retries, rate limit); injectable like the transport
+        self.limiter = RateLimiter(self.config.min_interval_s, sleep=sleep)
         self._robots: dict[str, urllib.robotparser.RobotFileParser | None] = {}
         self._robots_lock = threading.Lock()
         self.stats = {"requests": 0, "cache_hits": 0, "revalidated": 0, "retries": 0}

@@ -205,11 +205,10 @@ class DiscountedLinUCB:
         """Fused scores of the candidates (``rated.fusion.fuse`` of their UCB scores) and the best position.
 
         The hot path of a decision: one compiled pass over the K candidates' rows. ``idx`` (int64) and
-        ``sem`` (float32) are ``ToolIndex.search``'s output, ``x`` a float32 query embedding; ``weights``
+        ``sem`` (float32) are ``ToolIndex.search``'s output, ``x`` the query embedding; ``weights``
         are validated by the caller. Shapes and indices are checked (a compiled loop has no bounds checks).
         """
-        if x.shape != (self.dim,):
-            raise ValueError(f"context must have shape ({self.dim},), got {x.shape}")
+        x = self._query(x)
         out = np.empty(idx.shape[0], dtype=np.float64)
         w1, w2, w3 = weights
         with self._lock:

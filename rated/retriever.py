@@ -184,7 +184,6 @@ class RATED:
             ``(idx, final_scores)``: tool indices and their fused scores in [0, 1], descending
             (ties keep the semantic order).
         """
-        q_emb = np.asarray(q_emb, dtype=np.float32)
         with self._lock:
             idx, sem = self.index.search(q_emb, self.config.top_k)
             final, _ = self.bandits.fused(idx, sem, q_emb, self._weights)

@@ -14,6 +14,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -198,14 +199,42 @@ class EmbeddedLLM(LLMClient):
         """
         if len(seeds) != len(prompts):
             raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-        order = sorted(range(len(prompts)), key=prompts.__getitem__)
         results: list[str] = [""] * len(prompts)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in self._batches(prompts):
             texts = self._generate_chunk([prompts[i] for i in rows], params, [seeds[i] for i in rows])
             for i, text in zip(rows, texts, strict=True):
                 results[i] = _cut_at_stop(text, params.stop)
         return results
+
+    def _batches(self, prompts: list[str]) -> Iterator[list[int]]:
+        """Indices of ``prompts`` in batches of ``batch_size``, in sorted order: prompts that share a long
+        prefix (a tool's Syn samples, the validator's system turn) land in one batch."""
+        order = sorted(range(len(prompts)), key=prompts.__getitem__)
+        for start in range(0, len(order), self.batch_size):
+            yield order[start : start + self.batch_size]
+
+    def _tokenize(self, prompts: list[str]) -> tuple[list[list[int]], int]:
+        """Token ids of a batch, and the length of the prefix they share that is worth encoding once
+        (0: encode every row in full, as when sharing is off or the prefix is short)."""
+        ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        shared = _shared_prefix(ids)
+        if not self.share_prefix or len(ids) < 2 or shared < MIN_SHARED_PREFIX:
+            shared = 0
+        return ids, shared
+
+    def _left_padded(self, ids: list[list[int]]) -> Any:
+        """The batch as tensors, left-padded (the tokenizer's padding side), for the full-prompt path."""
+        return self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
+
+    def _prefix_cache(self, prefix: list[int], rows: int) -> Any:
+        """The key/value cache of ``prefix``, encoded once and copied to ``rows`` rows."""
+        import torch
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        self.model(input_ids=torch.tensor([prefix]), use_cache=True, **{self._cache_arg: cache})
+        cache.batch_repeat_interleave(rows)
+        return cache
 
     def _generate_kwargs(self, params: SamplingParams, seeds: list[int]) -> dict[str, Any]:
         from transformers import LogitsProcessorList
@@ -239,31 +268,27 @@ class EmbeddedLLM(LLMClient):
         tokens (tested) in about 0.65 of the time.
         """
         import torch
-        from transformers import DynamicCache
 
-        ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
-        shared = _shared_prefix(ids)
+        ids, shared = self._tokenize(prompts)
+        if params.repetition_penalty != 1.0:
+            shared = 0  # a repetition penalty looks at the whole prompt, which the cached path does not pass
         kwargs = self._generate_kwargs(params, seeds)
         with torch.inference_mode():
-            plain = not self.share_prefix or len(ids) < 2 or shared < MIN_SHARED_PREFIX
-            if plain or params.repetition_penalty != 1.0:
-                # (a repetition penalty looks at the whole prompt, which the cached path does not pass)
-                enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+            if not shared:
+                enc = self._left_padded(ids)
                 out = self.model.generate(**enc, **kwargs)
                 width = enc["input_ids"].shape[1]
             else:
                 width = max(len(row) for row in ids)
                 input_ids = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
                 mask = torch.zeros((len(ids), width), dtype=torch.long)
+                mask[:, :shared] = 1
+                input_ids[:, :shared] = torch.tensor(ids[0][:shared])
                 for r, row in enumerate(ids):
                     rest = len(row) - shared
-                    input_ids[r, :shared] = torch.tensor(row[:shared])
                     input_ids[r, width - rest :] = torch.tensor(row[shared:])
-                    mask[r, :shared] = 1
                     mask[r, width - rest :] = 1
-                cache = DynamicCache(config=self.model.config)
-                self.model(input_ids=input_ids[:1, :shared], use_cache=True, **{self._cache_arg: cache})
-                cache.batch_repeat_interleave(len(ids))
+                cache = self._prefix_cache(ids[0][:shared], len(ids))
                 out = self.model.generate(
                     input_ids=input_ids, attention_mask=mask, **{self._cache_arg: cache}, **kwargs
                 )
@@ -299,10 +324,8 @@ class EmbeddedLLM(LLMClient):
         """
         import torch
 
-        order = sorted(range(len(prompts)), key=prompts.__getitem__)
         out: Any = None
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in self._batches(prompts):
             logits = self._last_logits([prompts[i] for i in rows])
             if out is None:
                 out = torch.empty((len(prompts), logits.shape[1]), dtype=torch.float32)
@@ -314,14 +337,11 @@ class EmbeddedLLM(LLMClient):
         prefix right-padded (``prefix, rest, pad...``): under the causal mask the padding comes after
         every real token, so the logits are read at each row's last real position."""
         import torch
-        from transformers import DynamicCache
 
-        ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
-        shared = _shared_prefix(ids)
+        ids, shared = self._tokenize(prompts)
         with torch.inference_mode():
-            if not self.share_prefix or len(ids) < 2 or shared < MIN_SHARED_PREFIX:
-                enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-                return self.model(**enc).logits[:, -1, :]  # left padding: the last position is real
+            if not shared:
+                return self.model(**self._left_padded(ids)).logits[:, -1, :]  # left padding: last is real
             lengths = [len(row) - shared for row in ids]
             width = max(lengths)
             rest = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
@@ -330,10 +350,7 @@ class EmbeddedLLM(LLMClient):
             for r, row in enumerate(ids):
                 rest[r, : lengths[r]] = torch.tensor(row[shared:])
                 mask[r, shared : shared + lengths[r]] = 1
-            cache = DynamicCache(config=self.model.config)
-            prefix = torch.tensor([ids[0][:shared]])
-            self.model(input_ids=prefix, use_cache=True, **{self._cache_arg: cache})
-            cache.batch_repeat_interleave(len(ids))
+            cache = self._prefix_cache(ids[0][:shared], len(ids))
             positions = torch.arange(shared, shared + width).expand(len(ids), width)
             logits = self.model(
                 input_ids=rest, attention_mask=mask, position_ids=positions, **{self._cache_arg: cache}

@@ -124,14 +124,7 @@ def publish(out: Path, profile: Any, repo_id: str | None = None, dry_run: bool =
     return {"files": 3, "dataset": str(a.dataset)}
 
 
-def crawl_hangs(
-    out: Path,
-    profile: Any,
-    mirror: str | None = None,
-    live: bool = False,
-    probe_links: bool = False,
-    platforms: list[str] | None = None,
-) -> dict[str, Any]:
+def crawl_hangs(out: Path, profile: Any, **options: Any) -> dict[str, Any]:
     """A stage that says it started and then works for ten minutes (for the interruption test)."""
     _log(out, "crawl", hangs=True)
     (Path(out) / ".crawl.started").touch()
