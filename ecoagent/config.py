@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-LLMBackend = Literal["embedded", "openai"]
+LLMBackend = Literal["llamacpp", "transformers", "embedded", "openai"]
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET = "sentence-transformers/all-mpnet-base-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
+QWEN_CODER_1_5B = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+QWEN_CODER_0_5B = "Qwen/Qwen2.5-Coder-0.5B-Instruct"
 
 
 @dataclass(frozen=True)
