@@ -141,6 +141,23 @@ def _make_task(name: str) -> Any:
 STAGE_TASKS: dict[str, Any] = {name: _make_task(name) for name in STAGES}
 
 
+@task(name="syn-shard", task_run_name="syn-shard-{call[options][shard]}")
+def syn_shard(call: dict[str, Any]) -> dict[str, Any]:
+    """One shard of Syn generation (its own checkpoint); the syn stage then reads them all."""
+    from generators.pipeline import generate_shard
+
+    logger = get_run_logger()
+    stats = generate_shard(Path(call["out"]), _profile_from_dict(call["profile"]), **call["options"])
+    logger.info(
+        "syn shard %d/%d: %d tools, %d queries",
+        stats["shard"] + 1,
+        stats["shards"],
+        stats["tools"],
+        stats["queries"],
+    )
+    return stats
+
+
 def _stats_table(stats: dict[str, Any]) -> list[dict[str, str]]:
     """Flatten a stage's stats into ``stat | value`` rows (nested keys joined with dots)."""
     rows: list[dict[str, str]] = []
@@ -189,6 +206,10 @@ def build_stages(params: dict[str, Any]) -> dict[str, Any]:
             "force": p.force,
         }
         upstream = [futures[dep] for dep in spec.needs if dep in futures]
+        if name == "syn" and p.shards > 1 and "syn" not in p.stage_targets:
+            # generation spreads over the runner's workers; the stage itself then finds it all done
+            shard_calls = [{**call, "options": options} for options in p.shard_calls()]
+            upstream = upstream + [syn_shard.submit(c, wait_for=upstream) for c in shard_calls]
         futures[name] = stage_task.submit(call, wait_for=upstream)
 
     progress_id = create_progress_artifact(0.0, key="build-ecoagent-progress", description=str(out))
@@ -241,6 +262,8 @@ def build_ecoagent(
     stages: list[str] | None = None,
     max_tools: int | None = None,
     llm_base_url: str | None = None,
+    llm_urls: list[str] | None = None,
+    syn_shards: int | None = None,
     mirror: str | None = None,
     live: bool = False,
     probe_links: bool = False,
@@ -262,6 +285,7 @@ def build_ecoagent(
     """
     raw = {k: v for k, v in locals().items()}
     raw["stage_targets"] = stage_targets or {}
+    raw["llm_urls"] = llm_urls or []
     p = validate_params(raw)
     summary_path = Path(p.out) / SUMMARY_FILE
     summary_path.unlink(missing_ok=True)
