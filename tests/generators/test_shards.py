@@ -28,11 +28,11 @@ def test_two_dask_workers_give_the_rows_of_one_process(small_out: Path, tmp_path
     shutil.copytree(small_out, sharded)
     run(small_out, PROFILE, max_tools=3)  # one process
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
-        with distributed.Client(cluster) as client:
-            futures = [client.submit(generate_shard, sharded, PROFILE, i, 2, 3, pure=False) for i in range(2)]
-            shards = client.gather(futures)
-            workers = {w for f in futures for w in client.who_has(f).get(f.key, ())}
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True)
+    with cluster, distributed.Client(cluster) as client:
+        futures = [client.submit(generate_shard, sharded, PROFILE, i, 2, 3, pure=False) for i in range(2)]
+        shards = client.gather(futures)
+        workers = {w for f in futures for w in client.who_has(f).get(f.key, ())}
     assert sorted(s["shard"] for s in shards) == [0, 1] and sum(s["tools"] for s in shards) == 3
     assert len(workers) >= 1
     checkpoints = sorted((sharded / "syn" / "checkpoint").glob("*.shard-*.jsonl"))
