@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-Platform = Literal["langchain", "crewai", "llamaindex", "n8n"]
-PLATFORMS: tuple[str, ...] = ("langchain", "crewai", "llamaindex", "n8n")
+Platform = Literal["langchain", "crewai", "llamaindex", "n8n", "mcp"]
+PLATFORMS: tuple[str, ...] = ("langchain", "crewai", "llamaindex", "n8n", "mcp")
 
 AuthKind = Literal["none", "api_key", "oauth2", "basic", "other"]
 AUTH_KINDS: tuple[str, ...] = ("none", "api_key", "oauth2", "basic", "other")
@@ -21,9 +21,16 @@ AUTH_KINDS: tuple[str, ...] = ("none", "api_key", "oauth2", "basic", "other")
 LinkStatus = Literal["ok", "broken", "timeout", "unchecked"]
 LINK_STATUSES: tuple[str, ...] = ("ok", "broken", "timeout", "unchecked")
 
-ARGUMENT = pl.Struct(
-    {"name": pl.String, "type": pl.String, "description": pl.String, "required": pl.Boolean}
-)
+Granularity = Literal["tool", "server"]
+GRANULARITIES: tuple[str, ...] = ("tool", "server")
+
+CatalogStatus = Literal["active", "archived", "deprecated", "removed"]
+CATALOG_STATUSES: tuple[str, ...] = ("active", "archived", "deprecated", "removed")
+
+Transport = Literal["stdio", "sse", "streamable-http", "remote"]
+TRANSPORTS: tuple[str, ...] = ("stdio", "sse", "streamable-http", "remote")
+
+ARGUMENT = pl.Struct({"name": pl.String, "type": pl.String, "description": pl.String, "required": pl.Boolean})
 
 TOOL_SCHEMA: dict[str, pl.DataType] = {
     "tool_id": pl.String(),  # platform:slug[:operation], stable across crawls
@@ -38,6 +45,13 @@ TOOL_SCHEMA: dict[str, pl.DataType] = {
     "arguments": pl.List(ARGUMENT),
     "source_file": pl.String(),  # mirror-relative path or URL of the main source
     "content_hash": pl.String(),  # sha256 of the normalized record content
+    "sources": pl.List(pl.String()),  # provenance: every file / entry that contributed, main one first
+    "granularity": pl.String(),  # one of GRANULARITIES: "server" = an MCP server known only by its text
+    "catalog_status": pl.String(),  # one of CATALOG_STATUSES, from what the catalogs say
+    "transport": pl.String(),  # MCP: one of TRANSPORTS (null when no source says); null elsewhere
+    "server": pl.String(),  # MCP: normalized server key (crawlers.mcp.normalize_server_name); else null
+    "licence": pl.String(),  # the tool's own licence where stated, else its catalog's
+    "is_official": pl.Boolean(),  # on an official MCP list (registry seed, mcpm is_official, ToolHive tier)
     "requires_auth": pl.Boolean(),
     "auth_configured": pl.Boolean(),
     "link_status": pl.String(),  # one of LINK_STATUSES
