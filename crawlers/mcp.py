@@ -51,16 +51,10 @@ SOURCE_OF_FOLDER: dict[str, str] = {
     "modelcontextprotocol__servers": "servers",
 }
 # name tokens that say "this is an MCP server", not which one
-_NOISE = {"mcp", "server", "servers", "mcpserver", "official"}
+_NOISE = {"mcp", "server", "servers", "mcpserver"}
+_DEPLOYMENT = {"remote", "local", "hosted"}
 _CODE_HOSTS = ("github.com", "gitlab.com")
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0")
-_LICENCE_ALIASES = {
-    "mit license": "MIT",
-    "apache 2.0": "Apache-2.0",
-    "apache 2": "Apache-2.0",
-    "apache license 2.0": "Apache-2.0",
-    "apache-2.0 license": "Apache-2.0",
-}
 _README_ITEM = re.compile(
     r"^- (?:<img [^>]*> ?)*\*\*\[(?P<name>[^\]]+)\]\((?P<url>[^)\s]+)\)\*\*\s*[-–—]\s*(?P<desc>.+)$"
 )
@@ -97,7 +91,7 @@ def normalize_server_name(name: str) -> str:
     server" are dropped (all of them only when nothing else is left). The churn replay matches docker
     ``history.jsonl`` events to records with this function (``server`` column).
     """
-    base = name.rsplit("/", 1)[-1]
+    base = name.rsplit("/", 1)[-1].lower()  # lower first: "GitHub" is one word, not git_hub
     slug = slugify(base)
     words = [w for w in slug.split("_") if w and w not in _NOISE]
     return "_".join(words) or slug
@@ -107,10 +101,15 @@ def normalize_licence(value: Any) -> str | None:
     """A licence string as stated, with common spellings unified; placeholders (``[NOT GIVEN]``) -> None."""
     if not isinstance(value, str):
         return None
-    text = value.strip()
-    if not text or text.startswith(("[", "<")) or text.lower() in {"unknown", "none", "n/a"}:
+    text = value.strip().strip("[]<>").strip()
+    low = text.lower()
+    if not text or low in {"not given", "not found", "unknown", "none", "n/a"}:
         return None
-    return _LICENCE_ALIASES.get(text.lower(), text)
+    if re.fullmatch(r"apache(?:[- ]license)?(?:[- ]version)?[- ]?2(?:\.0)?(?: license)?", low):
+        return "Apache-2.0"
+    if low in {"mit", "mit license"}:
+        return "MIT"
+    return text
 
 
 def repo_key(url: Any) -> str | None:
@@ -498,19 +497,26 @@ class _Components:
         self.parent[self.find(b)] = self.find(a)
 
 
+def _family(name: str) -> str:
+    """A server name without its deployment words: ``github-remote`` and ``github`` are one server."""
+    words = [w for w in normalize_server_name(name).split("_") if w not in _DEPLOYMENT]
+    return "_".join(words)
+
+
 def merge_sightings(sightings: list[Sighting]) -> list[list[Sighting]]:
     """Group the sightings of one server: same repository key, then same name unless repositories differ.
 
     A repository key that one source gives to several differently named servers is a monorepo
-    (``modelcontextprotocol/servers``) and identifies none of them.
+    (``modelcontextprotocol/servers``) and identifies none of that source's servers (names that differ
+    only by ``remote`` / ``local`` are one server deployed two ways).
     """
     keys: list[set[str]] = [{k for k in map(repo_key, s.urls) if k} for s in sightings]
     names_of: dict[tuple[str, str], set[str]] = {}
     for s, ks in zip(sightings, keys, strict=True):
         for k in ks:
-            names_of.setdefault((s.source, k), set()).add(normalize_server_name(s.name))
-    shared = {k for (_, k), names in names_of.items() if len(names) > 1}
-    keys = [ks - shared for ks in keys]
+            names_of.setdefault((s.source, k), set()).add(_family(s.name))
+    shared = {(src, k) for (src, k), names in names_of.items() if len(names) > 1}
+    keys = [{k for k in ks if (s.source, k) not in shared} for s, ks in zip(sightings, keys, strict=True)]
     comp = _Components(len(sightings))
     first: dict[str, int] = {}
     for i, ks in enumerate(keys):
@@ -620,7 +626,12 @@ def _records(server: Server, history: History, errors: CrawlErrors) -> list[Tool
     names = list(dict.fromkeys(n for s in group for n in s.auth_names))
     required = list(dict.fromkeys(n for s in group for n in s.required_auth if n in names))
     oauth = any(s.oauth for s in group)
-    remotes = list(dict.fromkeys(r for s in group for r in s.remotes))
+    by_url: dict[str, tuple[str, str]] = {}
+    for t, u in (r for s in group for r in s.remotes):
+        known = by_url.get(u.rstrip("/"))
+        if known is None or known[0] == "remote":  # a stated transport beats the bare "remote"
+            by_url[u.rstrip("/")] = (t, known[1] if known else u)
+    remotes = sorted(by_url.values(), key=lambda r: r[0] == "remote")
     urls = list(dict.fromkeys(u for s in group for u in s.urls))
     if remotes:
         transport: str | None = remotes[0][0]
@@ -629,7 +640,8 @@ def _records(server: Server, history: History, errors: CrawlErrors) -> list[Tool
     else:
         transport = None
     status = max((s.status for s in group), key=_STATUS_RANK.__getitem__)
-    if status == "active" and server.names() & history.removed_servers:
+    listed = [s for s in group if s.source == "docker"]  # what docker lists today outweighs its history
+    if status == "active" and not listed and server.names() & history.removed_servers:
         status = "removed"
     own_licence = _first(s.licence for s in group)
     common = dict(
@@ -673,6 +685,7 @@ def _records(server: Server, history: History, errors: CrawlErrors) -> list[Tool
                 rec.sources.append(f"{s.where} tools ({name})")
     out = []
     gone = set().union(*(history.removed_tools.get(n, set()) for n in server.names()))
+    gone -= {slugify(t.name) for s in listed for t in s.tools}
     for slug, rec in tools.items():
         if not rec.description:
             errors.add(

@@ -21,7 +21,7 @@ import polars as pl
 from crawlers import crewai, langchain, llamaindex, mcp, n8n
 from crawlers.health import auth_configured, requires_auth
 from crawlers.prior import PriorWeights, consistency, doc_quality, metadata_prior
-from crawlers.record import ToolRecord
+from crawlers.record import ToolRecord, identifier_words
 from crawlers.redact import redact
 from crawlers.report import CrawlErrors, SourceFailed
 from crawlers.source import MirrorSource, Source
@@ -126,7 +126,8 @@ def to_frame(
         row["licence"] = row["licence"] or CATALOG_LICENCES.get(r.platform)
         rows.append(row)
     if encoder is not None and rows:
-        cons = consistency([r.name for r in records], [r.description for r in records], encoder, cache=cache)
+        names = [identifier_words(r.given_name or r.name) for r in records]
+        cons = consistency(names, [r.description for r in records], encoder, cache=cache)
         quality = doc_quality([r.description for r in records], [", ".join(r.tags) for r in records], weights)
         lists = ["official" if r.is_official else r.platform for r in records]
         source, prior = metadata_prior(cons, lists, quality, weights)

@@ -19,6 +19,14 @@ if TYPE_CHECKING:
     from crawlers.report import CrawlErrors
 
 
+def identifier_words(name: str) -> str:
+    """An identifier as words (``brave_web_search``, ``getJiraIssue`` -> ``brave web search``, ...).
+
+    Names with spaces are returned unchanged; an encoder reads words better than joined identifiers.
+    """
+    return name if " " in name.strip() else slugify(name).replace("_", " ") or name
+
+
 def slugify(text: str) -> str:
     """A lower-case id part: camelCase split, runs of other characters turned into ``_``."""
     text = re.sub(r"([a-z])([A-Z])", r"\1_\2", text.strip())
@@ -52,6 +60,8 @@ class ToolRecord:
         server: the normalized MCP server key (``crawlers.mcp.normalize_server_name``); None elsewhere.
         licence: the tool's own licence where a source states it (None: the pipeline fills the catalog's).
         is_official: listed on an official MCP list (official registry seed, mcpm, ToolHive tier).
+        given_name: the name the source itself gives the tool when ``name`` is built from description text
+            (n8n's ``"Slack: Archive a channel"`` is node + action); the prior's consistency reads it.
     """
 
     tool_id: str
@@ -72,6 +82,7 @@ class ToolRecord:
     server: str | None = None
     licence: str | None = None
     is_official: bool = False
+    given_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.auth_kind not in AUTH_KINDS:
@@ -135,6 +146,7 @@ def merge(base: ToolRecord, other: ToolRecord) -> ToolRecord:
     base.server = base.server or other.server
     base.licence = base.licence or other.licence
     base.is_official = base.is_official or other.is_official
+    base.given_name = base.given_name or other.given_name
     if base.catalog_status == "active":
         base.catalog_status = other.catalog_status
     if base.auth_kind == "none":
