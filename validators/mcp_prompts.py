@@ -168,4 +168,3 @@ def write_prompts(prompts: Sequence[McpPrompt], path: Path) -> pl.DataFrame:
         raise ValueError("duplicate query ids in the MCP prompt set")
     write_parquet(frame, Path(path))
     return frame
-
