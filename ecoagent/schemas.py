@@ -71,7 +71,8 @@ def validate_tools(frame: pl.DataFrame) -> pl.DataFrame:
     """Check a tool table against ``TOOL_SCHEMA`` and fail naming the first bad record.
 
     Raises:
-        ValueError: a column is missing, or a row has an empty id, name or description.
+        ValueError: a column is missing, a row has an empty id, name or description, or a granularity /
+            catalog status outside ``GRANULARITIES`` / ``CATALOG_STATUSES`` (null: a table built before them).
     """
     missing = [c for c in TOOL_SCHEMA if c not in frame.columns]
     if missing:
@@ -81,6 +82,11 @@ def validate_tools(frame: pl.DataFrame) -> pl.DataFrame:
         if bad.height:
             row = bad.row(0, named=True)
             raise ValueError(f"tool {row.get('tool_id')!r}: empty {column}")
+    for column, allowed in (("granularity", GRANULARITIES), ("catalog_status", CATALOG_STATUSES)):
+        bad = frame.filter(pl.col(column).is_not_null() & ~pl.col(column).is_in(allowed))
+        if bad.height:
+            row = bad.row(0, named=True)
+            raise ValueError(f"tool {row.get('tool_id')!r}: {column} {row.get(column)!r} not in {allowed}")
     dupes = frame.group_by("tool_id").len().filter(pl.col("len") > 1)
     if dupes.height:
         raise ValueError(f"tool id {dupes['tool_id'][0]!r} occurs {dupes['len'][0]} times")
