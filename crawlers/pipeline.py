@@ -53,6 +53,8 @@ CATALOG_LICENCES: dict[str, str] = {
     "llamaindex": "MIT",
     "n8n": "Sustainable Use License",
 }
+# platforms without live routes yet (crawlers/live.py): a live crawl leaves them out by default
+MIRROR_ONLY: tuple[str, ...] = ("mcp",)
 MISSING_FIELDS = ("description", "endpoints", "doc_url", "auth_names", "tags", "arguments")
 HIGH_PRIOR = 0.8
 
@@ -232,7 +234,8 @@ def run(
 
     Args:
         mirror: a folder laid out like ``../shared/catalogs`` (default: ``ecoagent.config.default_mirror()``).
-        live: fetch from the upstream URLs instead (``live_config`` sets base URLs, rate limits, retries).
+        live: fetch from the upstream URLs instead (``live_config`` sets base URLs, rate limits, retries);
+            platforms in ``MIRROR_ONLY`` (mcp) are left out, and naming one is an error.
         probe_links: check each tool's doc URL and first endpoint (``probe_config`` sets the guard).
         platforms: a subset of ``langchain, crewai, llamaindex, n8n, mcp`` (comma string or list).
         environ: where ``auth_configured`` looks (default ``os.environ``).
@@ -243,6 +246,12 @@ def run(
     started = time.perf_counter()
     art = ArtifactDir(out)
     chosen = parse_platforms(platforms)
+    if live:
+        if platforms is not None and set(chosen) & set(MIRROR_ONLY):
+            raise ValueError(f"platform(s) {[p for p in chosen if p in MIRROR_ONLY]} have no live routes yet")
+        if set(chosen) & set(MIRROR_ONLY):
+            log.info("live crawl: leaving out %s (no live routes yet; crawl it from the mirror)", MIRROR_ONLY)
+        chosen = tuple(p for p in chosen if p not in MIRROR_ONLY)
     weights = weights or PriorWeights()
     config = CrawlConfig(
         platforms=chosen,

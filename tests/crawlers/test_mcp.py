@@ -89,7 +89,9 @@ def test_clickhouse_merged_from_five_sources_with_tools_docker_dropped(
 def test_github_official_and_the_archived_reference_server_stay_apart(records: dict[str, ToolRecord]) -> None:
     official = records["mcp:github_official:create_issue"]
     # mcpm (no transport) and ToolHive (streamable-http) name the hosted endpoint, with and without a "/"
-    assert official.transport == "streamable-http" and official.endpoints == ["https://api.githubcopilot.com/mcp/"]
+    assert official.transport == "streamable-http" and official.endpoints == [
+        "https://api.githubcopilot.com/mcp/"
+    ]
     assert official.auth_kind == "oauth2" and official.required_auth == ["GITHUB_PERSONAL_ACCESS_TOKEN"]
     assert {"mcpm", "docker", "toolhive"} <= _sources(official)
     reference = records["mcp:github"]  # docker "GitHub (Archived)": modelcontextprotocol/servers src/github
