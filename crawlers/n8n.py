@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawlers.jsonl import read_jsonl
-from crawlers.record import Argument, RecordSet, ToolRecord, slugify
+from crawlers.record import Argument, RecordSet, ToolRecord, identifier_words, slugify
 from crawlers.report import CrawlErrors
 from crawlers.source import Source, SourceFileMissing
 
@@ -321,6 +321,10 @@ def _add_entry(
             ToolRecord(
                 tool_id=f"{base_id}:{op_id}",
                 name=f"{display}: {action}",
+                # n8n's own name for the tool: node, resource and the option's name ("Slack channel Archive")
+                given_name=" ".join(
+                    w for w in (display, identifier_words(resource or ""), str(option.get("name") or op)) if w
+                ),
                 description=op_description,
                 endpoints=op_endpoints,
                 arguments=_arguments(props, resource, op),

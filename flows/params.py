@@ -17,12 +17,12 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ecoagent.config import PROFILES, Profile, default_mirror, get_profile
+from ecoagent.schemas import PLATFORMS
 from flows.stages import STAGE_NAMES, STAGES, order_stages, outputs_present, upstream_closure
 
 __all__ = ["BuildParams", "ParamsError", "validate_params"]
 
 TaskRunnerName = Literal["local", "dask"]
-PLATFORMS = ("langchain", "crewai", "llamaindex", "n8n")
 
 
 class ParamsError(ValueError):
@@ -46,7 +46,7 @@ class BuildParams(BaseModel):
         mirror: the catalog snapshot folder; ``None`` = ``$ECOAGENT_MIRROR`` or ``../shared/catalogs``.
         live: crawl the live sites instead of the snapshot.
         probe_links: probe each tool's documentation link during the crawl.
-        platforms: crawl only these platforms (``None`` = all four).
+        platforms: crawl only these platforms (``None`` = all five).
         review_n: size of the manual-check sample.
         eval_seeds: seeds of the evaluation's simulation runs.
         repo_id: push the dataset to this Hub repo (``None`` = only write ``out/dataset``).

@@ -24,7 +24,7 @@ __all__ = ["SUMMARY", "card_metadata", "render_card", "size_category"]
 PRETTY_NAME = "EcoAgent: reliability-aware tool retrieval"
 SUMMARY = (
     "EcoAgent is a benchmark for **reliability-aware tool retrieval**: given a natural-language request, "
-    "retrieve the tool (from LangChain, CrewAI, LlamaIndex and n8n) that serves it, where tools carry "
+    "retrieve the tool (from LangChain, CrewAI, LlamaIndex, n8n and MCP servers) that serves it, where tools carry "
     "health signals (authentication, link status) and a metadata prior. It holds a crawled tool catalog, "
     "synthetic queries (EcoAgent-Syn), validated real ToolBench queries (EcoAgent-Real), a manual check, "
     "and BEIR/MTEB-style `corpus` / `queries` / `qrels` configs."
@@ -39,6 +39,8 @@ SOURCE_TEXT = {
     "crewai": "crewAI tools (MIT)",
     "llamaindex": "LlamaIndex tool integrations (MIT)",
     "n8n": "n8n nodes (Sustainable Use License)",
+    "mcp": "MCP server registries: mcpm.sh, docker/mcp-registry, modelcontextprotocol/registry and /servers "
+    "(MIT), ToolHive (Apache-2.0); each server's own licence is in the tools' `licence` column",
     "toolbench": "ToolBench / StableToolBench queries (Apache-2.0)",
 }
 # words that mark a stats entry as a filter, a threshold or a removal count
