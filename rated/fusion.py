@@ -44,7 +44,9 @@ def as_coefficients(weights: Sequence[float]) -> Coefficients:
     return coefficients(w, "cosine")
 
 
-def effective_weights(weights: Sequence[float], semantic: SemanticScale = "cosine") -> tuple[float, float, float]:
+def effective_weights(
+    weights: Sequence[float], semantic: SemanticScale = "cosine"
+) -> tuple[float, float, float]:
     """The weights per unit of each raw signal's slope, normalized to sum 1: what the ranking really uses.
 
     Example:
@@ -88,7 +90,9 @@ def fuse(
     return c + a * sem_raw + w2 * bandit_u + w3 * prior_u
 
 
-def fuse_unchecked(sem: np.ndarray, bandit: np.ndarray, prior: np.ndarray, coef: Sequence[float]) -> np.ndarray:
+def fuse_unchecked(
+    sem: np.ndarray, bandit: np.ndarray, prior: np.ndarray, coef: Sequence[float]
+) -> np.ndarray:
     """``fuse`` for the hot path: ``coef`` from ``coefficients`` (or paper weights), priors clipped already."""
     c, a, w2, w3 = as_coefficients(coef)
     out = np.clip(bandit, 0.0, 1.0)
