@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 ScenarioKind = Literal["permanent", "recovering", "flaky", "cold_start", "events"]
-EventKind = Literal["remove", "arrive"]
+EventKind = Literal["remove", "arrive", "restore"]
 _EPS = 1e-9  # 0.3 * 10 is 3.0000000000000004 in floating point: ceil/floor must not see that
 NEVER = np.iinfo(np.int64).max
 
@@ -127,12 +127,16 @@ class FailureSchedule:
         n_tools: int,
         removed: Mapping[int, int] | None = None,
         arrived: Mapping[int, int] | None = None,
+        restored: Mapping[int, int] | None = None,
     ) -> FailureSchedule:
-        """The general schedule: ``removed[tool] = s`` makes a tool unavailable from step s to the end,
-        ``arrived[tool] = s`` keeps it out of the catalog before step s (cold start)."""
+        """The general schedule: ``removed[tool] = s`` makes a tool unavailable from step s (to the end,
+        or to ``restored[tool]``), ``arrived[tool] = s`` keeps it out of the catalog before step s."""
         s = cls.healthy(n_tools)
         for tool, step in (removed or {}).items():
             s.fail_start[tool] = max(int(step), 0)
+        for tool, step in (restored or {}).items():
+            if s.fail_start[tool] != NEVER and step > s.fail_start[tool]:
+                s.fail_end[tool] = int(step)
         for tool, step in (arrived or {}).items():
             s.arrival[tool] = max(int(step), 0)
         return s
@@ -207,10 +211,11 @@ class Scenario:
         if self.kind == "events":
             removed = {t: s for t, s, kind in self.events if kind == "remove"}
             arrived = {t: s for t, s, kind in self.events if kind == "arrive"}
-            unknown = {kind for _, _, kind in self.events} - {"remove", "arrive"}
+            restored = {t: s for t, s, kind in self.events if kind == "restore"}
+            unknown = {kind for _, _, kind in self.events} - {"remove", "arrive", "restore"}
             if unknown:
                 raise ValueError(f"scenario {self.name!r}: unknown event kinds {sorted(unknown)}")
-            return FailureSchedule.from_events(n_tools, removed, arrived)
+            return FailureSchedule.from_events(n_tools, removed, arrived, restored)
         counts = true_tool_counts(relevant_per_step, n_tools)
         failed = select_failed_tools(counts, self.rho, self.skip)
         horizon = len(relevant_per_step)

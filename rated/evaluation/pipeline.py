@@ -73,6 +73,7 @@ class EvaluationConfig:
         syn_equivalents: give each Syn query its tool's cross-platform equivalents as extra true tools.
         semantic: RATED's fusion of the cosine (``cosine``: the paper; ``unit``: (1 + cos) / 2).
         n_bootstrap: resamples of the query x seed bootstrap CIs of Table 2.
+        churn: replay the MCP registry history (``rated.evaluation.churn``) on the extended streams.
     """
 
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
@@ -102,6 +103,7 @@ class EvaluationConfig:
     syn_equivalents: bool = True
     semantic: str = "cosine"
     n_bootstrap: int = 2000
+    churn: bool = True
     scenarios: tuple[Scenario, ...] = field(default=dynamic.PAPER_SCENARIOS)
     extended_scenarios: tuple[Scenario, ...] = field(default=dynamic.EXTENDED_SCENARIOS)
 
@@ -405,7 +407,7 @@ def run_simulation(
     catalog: Catalog,
     cfg: EvaluationConfig,
     eval_dir: Path,
-    extra_scenarios: dict[str, list[Scenario]] | None = None,
+    extra_scenarios: dict[str, list[tuple[Scenario, str]]] | None = None,
     plugins: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     sim = cfg.simulation()
@@ -417,7 +419,10 @@ def run_simulation(
         per_seed = {seed: _methods(d, models, catalog, cfg, seed, plugins) for seed in sim.seeds}
         names = list(per_seed[sim.seeds[0]])
         scenarios = cfg.all_scenarios(extended=dataset in cfg.extended_streams)
-        scenarios += (extra_scenarios or {}).get(dataset, [])
+        notes = {}
+        for scenario, note in (extra_scenarios or {}).get(dataset, []):
+            scenarios.append(scenario)
+            notes[scenario.name] = note
         block: dict[str, Any] = {
             "steps": sim.steps,
             "pool_size": len(d.test),
@@ -453,6 +458,8 @@ def run_simulation(
                 "runs": runs,
                 "seconds": time.perf_counter() - t0,
             }
+            if scenario.name in notes:
+                block["scenarios"][scenario.name]["note"] = notes[scenario.name]
             if scenario.kind in ("permanent", "events") or dataset in cfg.extended_streams:
                 slug = "".join(c if c.isalnum() else "_" for c in f"sr_{dataset}_{scenario.name}").strip("_")
                 path = eval_dir / f"{slug[:60]}.png"
@@ -643,7 +650,8 @@ def run(
         result["offline"] = run_offline(inputs, models, catalog, cfg, cfg.seeds[0])
         timings["offline"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        result["simulation"] = run_simulation(inputs, models, catalog, cfg, eval_dir)
+        extra, result["churn"] = _churn(catalog, cfg)
+        result["simulation"] = run_simulation(inputs, models, catalog, cfg, eval_dir, extra)
         timings["simulation"] = time.perf_counter() - t0
         if cfg.sensitivity:
             t0 = time.perf_counter()
@@ -661,6 +669,27 @@ def run(
     stats = headline(result)
     art.mark_done("evaluate", fp, stats)
     return stats
+
+
+def _churn(
+    catalog: Catalog, cfg: EvaluationConfig
+) -> tuple[dict[str, list[tuple[Scenario, str]]], dict[str, Any]]:
+    """The replayed MCP registry churn scenario for the extended streams, when the snapshot has it."""
+    from ecoagent.config import default_mirror
+    from rated.evaluation.churn import HISTORY, churn_scenario
+
+    path = default_mirror() / HISTORY
+    if not cfg.churn or not path.exists():
+        return {}, {"skipped": f"no {HISTORY} in the catalog snapshot" if cfg.churn else "disabled"}
+    scenario, summary = churn_scenario(catalog.tools, path, cfg.steps)
+    note = (
+        f"{summary['matched_events']} of {summary['history_events']} dated events of docker/mcp-registry's history "
+        f"matched the catalog's {summary['mcp_tools_in_catalog']} MCP tools ({summary['schedule_events']} schedule "
+        "events); dates mapped linearly onto steps 1..T, removed tools unavailable from their step, added tools "
+        "arriving (cold start) at theirs."
+        + (" With no match the scenario is the healthy catalog." if not summary["schedule_events"] else "")
+    )
+    return {s: [(scenario, note)] for s in cfg.extended_streams}, summary
 
 
 SEEDS_CHANGE = (

@@ -118,7 +118,10 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path) -> None:
     # the pretrained encoder and w/o Contrastive's encoder-only row are the same model: equal numbers
     rows = {(r["method"], r["split"]): r for r in report["offline"]["rows"]}
     for split in ("syn", "real"):
-        assert rows[("all-MiniLM-L6-v2", split)]["MRR"] == rows[("RATED w/o Contrastive (encoder only)", split)]["MRR"]
+        assert (
+            rows[("all-MiniLM-L6-v2", split)]["MRR"]
+            == rows[("RATED w/o Contrastive (encoder only)", split)]["MRR"]
+        )
     assert set(report["offline"]["significance"]) == {"syn", "real"}
     assert report["offline"]["significance"]["real"]["exact"] is False  # 24 test queries > 20
     real = report["simulation"]["real"]["scenarios"]
