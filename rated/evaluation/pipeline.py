@@ -74,6 +74,7 @@ class EvaluationConfig:
         semantic: RATED's fusion of the cosine (``cosine``: the paper; ``unit``: (1 + cos) / 2).
         n_bootstrap: resamples of the query x seed bootstrap CIs of Table 2.
         churn: replay the MCP registry history (``rated.evaluation.churn``) on the extended streams.
+        retrievers, policies: outside plug-ins as ``module:Factory`` (``rated.evaluation.plugins``).
     """
 
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
@@ -104,6 +105,8 @@ class EvaluationConfig:
     semantic: str = "cosine"
     n_bootstrap: int = 2000
     churn: bool = True
+    retrievers: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
     scenarios: tuple[Scenario, ...] = field(default=dynamic.PAPER_SCENARIOS)
     extended_scenarios: tuple[Scenario, ...] = field(default=dynamic.EXTENDED_SCENARIOS)
 
@@ -236,6 +239,17 @@ def _baseline_scores(
         for d in inputs.values():
             d.scores[retriever.name] = retriever.scores(d.test.queries)
         timings[retriever.name] = time.perf_counter() - t0
+    from rated.evaluation.plugins import check_scores, load_retriever
+
+    for spec in cfg.retrievers:
+        t0 = time.perf_counter()
+        plugin = load_retriever(spec)
+        plugin.fit(catalog.documents)
+        for d in inputs.values():
+            d.scores[plugin.name] = check_scores(
+                spec, plugin.scores(d.test.queries), len(d.test), len(catalog)
+            )
+        timings[plugin.name] = time.perf_counter() - t0
     for name in cfg.dense_models:
         t0 = time.perf_counter()
         label = name.split("/")[-1]
@@ -350,7 +364,6 @@ def _methods(
     catalog: Catalog,
     cfg: EvaluationConfig,
     seed: int,
-    plugins: dict[str, Any] | None = None,
 ) -> dict[str, dynamic.PolicyFactory]:
     """Every method of Table 2 for one seed (the warm-ups use the seed's sample), execution-only
     feedback for all but the task-success row. Candidate lists are 2K deep so that tools absent before
@@ -396,8 +409,25 @@ def _methods(
     for name in ("RATED w/o Feedback", "RATED w/ Global MAB", "RATED Full", TASK_ROW):
         if name in rated:
             methods[name] = rated[name]
-    for name, make in (plugins or {}).items():
-        methods[name] = make(d, seed)
+    if cfg.policies:
+        from rated.evaluation.plugins import PolicyContext, make_policy
+
+        pick = d.warm_pick(seed)
+        context = PolicyContext(
+            list(catalog.index),
+            catalog.documents,
+            catalog.prior,
+            d.test.queries,
+            shared,
+            k,
+            q_emb,
+            tools_emb,
+            ([d.train.queries[i] for i in pick], [d.train.relevant[i] for i in pick]),
+            seed,
+        )
+        for spec in cfg.policies:
+            policy = make_policy(spec, context)
+            methods[policy.name] = policy
     return {name: (lambda p=policy: p) for name, policy in methods.items()}
 
 
@@ -408,7 +438,6 @@ def run_simulation(
     cfg: EvaluationConfig,
     eval_dir: Path,
     extra_scenarios: dict[str, list[tuple[Scenario, str]]] | None = None,
-    plugins: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     sim = cfg.simulation()
     out: dict[str, Any] = {}
@@ -416,7 +445,7 @@ def run_simulation(
         if dataset not in inputs:
             continue
         d = inputs[dataset]
-        per_seed = {seed: _methods(d, models, catalog, cfg, seed, plugins) for seed in sim.seeds}
+        per_seed = {seed: _methods(d, models, catalog, cfg, seed) for seed in sim.seeds}
         names = list(per_seed[sim.seeds[0]])
         scenarios = cfg.all_scenarios(extended=dataset in cfg.extended_streams)
         notes = {}
