@@ -6,6 +6,7 @@ so the Markdown can always be regenerated from ``report.json``.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -215,17 +216,17 @@ def plot_sr_curves(
     groups: dict[bytes, list[str]] = {}
     for name, values in curves.items():
         groups.setdefault(np.asarray(values, dtype=np.float64).round(9).tobytes(), []).append(name)
-    cmap = plt.get_cmap("tab20")
+    palette = [*plt.get_cmap("tab10").colors, *plt.get_cmap("Dark2").colors]
     fig, ax = plt.subplots(figsize=(11, 5))
     for k, names in enumerate(groups.values()):
         values = curves[names[0]]
         steps = np.arange(window, window + len(values))  # curve[j] covers steps j+1 .. j+window (1-based)
-        label = " = ".join(names) if len(names) > 1 else names[0]
+        label = textwrap.fill(" = ".join(names), 48, subsequent_indent="  ")
         if "Oracle" in names:
             style = {"color": "black", "linestyle": ":", "linewidth": 1.6}
         else:
             style = {
-                "color": cmap(k % 20),
+                "color": palette[k % len(palette)],
                 "linestyle": LINE_STYLES[k % len(LINE_STYLES)],
                 "marker": MARKERS[k % len(MARKERS)],
                 "markevery": max(1, len(values) // 12) + k,  # staggered so markers of close curves differ
