@@ -348,6 +348,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         paper = [n for n in scen if scen[n]["scenario"]["kind"] == "permanent"]
         extended = [n for n in scen if scen[n]["scenario"]["kind"] != "permanent"]
         parts += [f"## Table 2: dynamic simulation, {dataset} test stream", ""]
+        if dataset == "syn" and not block.get("equivalents_gained"):
+            parts += [
+                "No Syn test query has a cross-platform equivalent in this build, so each has one true tool: "
+                "once it fails no method can serve that query (see the oracle). Read Syn's Post-Fail SR as "
+                "relevance, not adaptation.",
+                "",
+            ]
         for n in paper:
             sc = scen[n]
             parts += [
