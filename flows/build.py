@@ -81,15 +81,16 @@ def stage_cache_key(context: TaskRunContext | None, inputs: dict[str, Any]) -> s
     spec = STAGES[call["stage"]]
     root = Path(call["out"])
     mirror = call["options"].get("mirror")
+    # nothing absolute: inputs are keyed by their path relative to `out` and their content (the mirror
+    # by content), so a moved folder keeps its cache; a folder that lacks a stage's `writes` reruns it
     parts = {
         "stage": call["stage"],
         "target": call["target"],
         "code": code_fingerprint(call["target"]),
         "profile": call["profile"],
-        "options": call["options"],
+        "options": {k: v for k, v in call["options"].items() if k != "mirror"},
         "reads": paths_fingerprint(root, spec.reads),
         "mirror": path_fingerprint(Path(mirror))[:16] if spec.reads_mirror and mirror else None,
-        "out": str(root),
     }
     return f"{call['stage']}-{fingerprint(parts)}"
 
