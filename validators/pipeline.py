@@ -27,7 +27,8 @@ from ecoagent.schemas import tool_documents, validate_tools
 from validators.config import RealConfig
 from validators.prompt import PROMPT_VERSIONS
 from validators.recall import THRESHOLD_GRID, distribution, embed, threshold_grid, top_k
-from validators.sanity import labeled_pairs, roc_auc
+from validators.calibration import roc_auc
+from validators.labels import build_labels, sample_labels
 from validators.splits import split_queries
 from validators.toolbench import ParsedToolBench, load_toolbench, toolbench_root
 from validators.validator import PairText, Validator
@@ -183,7 +184,7 @@ def run(
         t0 = time.perf_counter()
         sanity: dict[str, Any] = {"pairs_per_class": 0}
         if cfg.sanity_pairs:
-            labeled = labeled_pairs(parsed.queries, cfg.sanity_pairs, cfg.seed)
+            labeled = [lp for lp in sample_labels(build_labels(parsed.queries), "test", cfg.sanity_pairs) if lp.kind != "random"]
             checker = Validator(
                 llm, art.real / "sanity_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
             )
