@@ -94,7 +94,9 @@ def build_labels(queries: Sequence[ToolBenchQuery], dev_share: float = DEV_SHARE
         (q for q in queries if any(a.relevant and _described(a) for a in q.apis)), key=lambda q: q.query_id
     )
     pool = sorted(
-        {(api_tool_id(a), a.category or ""): (q, a) for q in labelled for a in q.apis if _described(a)}.items()
+        {
+            (api_tool_id(a), a.category or ""): (q, a) for q in labelled for a in q.apis if _described(a)
+        }.items()
     )
     out: list[LabeledPair] = []
     for q in labelled:
