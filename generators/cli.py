@@ -14,17 +14,28 @@ def register(subparsers: Any) -> None:
     add_common(parser)
     parser.add_argument(
         "--max-tools",
-        type=int,
+        type=max_tools_arg,
         default=None,
-        help="tools to generate for (seeded, platform-stratified); default: the profile's",
-    )
-    parser.add_argument(
-        "--split-by",
-        choices=("query", "tool"),
-        default="query",
-        help="query: the paper's split; tool: unseen tools at test time",
+        help="tools to generate for (seeded, platform-stratified), or 'all' for the whole catalog; "
+        "default: the profile's",
     )
     parser.set_defaults(func=_run)
+
+
+ALL = 0  # ``--max-tools all``: no limit
+
+
+def max_tools_arg(value: str) -> int:
+    """``all`` or a positive number of tools."""
+    if value.strip().lower() == "all":
+        return ALL
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--max-tools takes a number or 'all', not {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError("--max-tools must be > 0 (or 'all')")
+    return number
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -35,8 +46,11 @@ def _run(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile)
     if args.seed is not None:
         profile = profile.replace(seed=args.seed)
-    stats = run(Path(args.out), profile, max_tools=args.max_tools, split_by=args.split_by)
-    gen, q, y = stats["generation"], stats["queries"], stats["yield"]
+    if args.max_tools == ALL:
+        profile = profile.replace(syn_max_tools=None)
+    stats = run(Path(args.out), profile, max_tools=args.max_tools or None)
+    gen, q = stats["generation"], stats["queries"]
+    y = stats["yield"][profile.models.sbert]
     print_table(
         ["measure", "value"],
         [
@@ -46,9 +60,10 @@ def _run(args: argparse.Namespace) -> int:
             ("generation failures", gen["failures"]),
             ("near-duplicates removed", stats["dedup"]["removed"]),
             ("queries kept", q["total"]),
-            ("splits", ", ".join(f"{k}={v}" for k, v in sorted(q["splits"].items()))),
+            ("query split", ", ".join(f"{k}={v}" for k, v in sorted(q["splits"].items()))),
+            ("tool-disjoint split", ", ".join(f"{k}={v}" for k, v in sorted(q["splits_tool"].items()))),
             ("queries naming their tool", f"{q['names_tool_share']:.1%}"),
-            (f"yield (queries/tool in top {10})", y["per_tool_mean"]),
+            ("yield, median queries/tool in top 10", y["per_tool"].get("median")),
             ("queries retrieving their tool @10", f"{y['query_share_top10']:.1%}"),
             ("negatives (hard + random)", stats["negatives"]["total"]),
             ("generation tokens/s", gen["tokens_per_s"]),

@@ -1,27 +1,157 @@
-"""Checks on single generated queries: length bounds, prompt echoes, and whether a query names its tool."""
+"""Checks on single generated queries: length, prompt echoes, copied examples, truncation, meta-talk,
+language, and whether a query names its tool. Each rejection has a stable reason, counted in stats."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from generators.dedup import jaccard, shingles
 from generators.equivalents import name_words
 from generators.prompts import FENCE_CLOSE, FENCE_OPEN
 
-FILTER_VERSION = "f2"  # part of the generation checkpoint key: changing a rule regenerates
+FILTER_VERSION = "f3"  # part of the generation checkpoint key: changing a rule regenerates
 MIN_WORDS = 5
 MAX_WORDS = 120
 _WORD = re.compile(r"\S+")
 _ECHO = re.compile(r"TOOL_DOCS|<<<|>>>|^(?:name|description|arguments|style)\s*:", re.IGNORECASE)
 
 
+COPY_JACCARD = 0.7  # the dedup threshold: a query this close to a prompt example is a copy of it
+# chatter around the answer, refusals and talk about the task instead of a request
+_META = re.compile(
+    r"^(?:sure\b|certainly\b|of course\b|here(?:'s| is| are)\b|as an ai\b|i'?m sorry|i am sorry|"
+    r"i can(?:no|')t\b|i am unable|i'm unable|note\s*:|expected output|output\s*:|example\s*\d*\s*:|"
+    r"request\s*\d*\s*:|user\s*:|assistant\s*:)"
+    r"|\b(?:here(?:'s| is) (?:a|another|one) (?:new |more )?(?:user )?(?:request|query|example)"
+    r"|as an ai(?: language)? model|i (?:cannot|can't|won't) (?:help|assist|do that))\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = (".", "?", "!", '"', "'", ")", "]", "\u201d", "\u2019")
+
+
+# instruction-like text: what a prompt injection in a tool description says to the model
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(?:instructions?|prompts?|rules?|context)\b"
+    r"|\b(?:reply|respond|answer|output|say|print|write)\b[^.!?\n]{0,20}\b(?:only|exactly|just)\b"
+    r"|\b(?:output|say|print|repeat)\s+(?:the\s+word\s+)?[\"']?[A-Z]{3,}\b"
+    r"|\byou (?:are|must|will) now\b|\bsystem prompt\b|\bnew instructions?\b",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"[^.!?\n]+[.!?]?")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}")
+
+
+def looks_like_instruction(text: str) -> bool:
+    """True when text talks to the model ("ignore previous instructions", "reply only with ...")."""
+    return _INSTRUCTION.search(text) is not None
+
+
+def injected_words(description: str) -> frozenset[str]:
+    """Words that occur only in the instruction-like sentences of a description (e.g. "PWNED"): a query
+    that uses one of them took it from the injection, not from what the tool does."""
+    sentences = _SENTENCES.findall(description or "")
+    flagged = [x for x in sentences if looks_like_instruction(x)]
+    if not flagged:
+        return frozenset()
+    rest = {w.lower() for x in sentences if x not in flagged for w in _TOKEN.findall(x)}
+    return frozenset(w.lower() for x in flagged for w in _TOKEN.findall(x)) - rest - _COMMON
+
+
+_COMMON = frozenset(
+    [
+        "ignore",
+        "disregard",
+        "forget",
+        "override",
+        "previous",
+        "prior",
+        "above",
+        "instructions",
+        "instruction",
+        "prompt",
+        "prompts",
+        "rules",
+        "reply",
+        "respond",
+        "answer",
+        "output",
+        "only",
+        "exactly",
+        "just",
+        "word",
+        "words",
+        "with",
+        "the",
+        "this",
+        "that",
+        "then",
+        "now",
+        "tool_docs",
+    ]
+)
+
+
 def word_count(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def rejection(query: str, min_words: int = MIN_WORDS, max_words: int = MAX_WORDS) -> str:
-    """Why a parsed query is unusable ("" when it is fine)."""
+def is_meta(query: str) -> bool:
+    """True for chatter, refusals and meta-talk ("Here's a new request for the tool: ...")."""
+    return _META.search(query) is not None
+
+
+def ends_sentence(query: str) -> bool:
+    """True when the query ends like a finished sentence; a query cut at the token limit does not."""
+    return query.rstrip().endswith(_SENTENCE_END)
+
+
+def is_english(query: str, max_foreign: float = 0.3) -> bool:
+    """True unless more than ``max_foreign`` of the letters are outside ASCII (another script or language
+    written with many accents); the benchmark's queries and tools are English."""
+    letters = [c for c in query if c.isalpha()]
+    if not letters:
+        return False
+    return sum(not c.isascii() for c in letters) / len(letters) <= max_foreign
+
+
+def copies_example(query: str, examples: Sequence[str]) -> bool:
+    """True when the query equals, or is a near-duplicate (word 1-2-gram Jaccard > 0.7, the dedup rule)
+    of, an example shown in the prompt."""
+    grams = shingles(query)
+    return any(jaccard(grams, shingles(e)) > COPY_JACCARD for e in examples)
+
+
+def rejection(
+    query: str,
+    min_words: int = MIN_WORDS,
+    max_words: int = MAX_WORDS,
+    examples: Sequence[str] = (),
+    check_end: bool = False,
+    injected: frozenset[str] = frozenset(),
+) -> str:
+    """Why a parsed query is unusable ("" when it is fine).
+
+    Args:
+        examples: the worked examples of the prompt, which no kept query may copy.
+        check_end: the query was the last text of an answer, so it may have been cut at the token limit:
+            it must end like a sentence.
+        injected: ``injected_words`` of the tool's description, which no kept query may use.
+    """
     if _ECHO.search(query) or FENCE_OPEN in query or FENCE_CLOSE in query:
         return "echoes the prompt"
+    if looks_like_instruction(query) or (
+        injected and any(w.lower() in injected for w in _TOKEN.findall(query))
+    ):
+        return "echoes an instruction"
+    if examples and copies_example(query, examples):
+        return "copies a prompt example"
+    if is_meta(query):
+        return "meta-talk or refusal"
+    if check_end and not ends_sentence(query):
+        return "truncated (no sentence end)"
+    if not is_english(query):
+        return "not English"
     n = word_count(query)
     if n < min_words:
         return f"too short ({n} words)"

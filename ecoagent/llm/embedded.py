@@ -8,7 +8,6 @@ model under ``ecoagent.models.cache_dir()`` and later runs load that folder in a
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import os
 import shutil
@@ -21,7 +20,7 @@ from typing import Any
 from ecoagent.config import SMOLLM2
 from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
 from ecoagent.llm.yes_no import answer_token_ids
-from ecoagent.models import cache_dir, canonical, file_sha256, smollm2_gguf
+from ecoagent.models import cache_dir, canonical, gguf_sha256, smollm2_gguf
 
 log = logging.getLogger(__name__)
 
@@ -39,25 +38,6 @@ def _shared_prefix(rows: list[list[int]]) -> int:
     while n < limit and all(row[n] == first[n] for row in rows):
         n += 1
     return n
-
-
-def _gguf_sha256(path: Path) -> str:
-    """sha256 of a GGUF file, remembered in a sidecar keyed by size and mtime (hashing is not free)."""
-    stat = path.stat()
-    key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    sidecar = cache_dir() / "gguf_sha256.json"
-    known: dict[str, str] = {}
-    if sidecar.exists():
-        try:
-            known = json.loads(sidecar.read_text())
-        except ValueError:
-            known = {}
-    if key not in known:
-        known[key] = file_sha256(path)
-        tmp = sidecar.with_suffix(".tmp")
-        tmp.write_text(json.dumps(known, indent=1))
-        tmp.replace(sidecar)
-    return known[key]
 
 
 def dequantized_path(gguf: Path, sha256: str) -> Path:
@@ -135,7 +115,7 @@ class EmbeddedLLM(LLMClient):
         elif self._model_id.endswith(".gguf") and Path(self._model_id).is_file():
             self._file = Path(self._model_id)
         if self._file is not None:
-            self._sha256 = _gguf_sha256(self._file)
+            self._sha256 = gguf_sha256(self._file)
             source = dequantized_path(self._file, self._sha256)
         started = time.perf_counter()
         self.tokenizer = AutoTokenizer.from_pretrained(source)

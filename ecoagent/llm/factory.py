@@ -7,23 +7,32 @@ import os
 from ecoagent.config import ModelConfig
 from ecoagent.llm.base import LLMClient
 
+BACKENDS = ("llamacpp", "transformers", "openai")
+
 
 def make_llm(models: ModelConfig, **options: object) -> LLMClient:
     """The LLM client of ``models.llm_backend`` for ``models.llm``.
 
     Args:
         models: the profile's model config (``profile.models``).
-        **options: backend options (embedded: ``batch_size``, ``threads``; openai: ``concurrency``,
-            ``timeout``, ``max_retries``, ``api_key``).
+        **options: backend options (llamacpp: ``slots``, ``threads``; transformers: ``batch_size``,
+            ``threads``; openai: ``concurrency``, ``timeout``, ``max_retries``, ``api_key``). llama.cpp
+            batches over its slots, so a ``batch_size`` meant for transformers is ignored there.
 
     Raises:
         ValueError: an unknown backend, or the openai backend without a base URL.
     """
-    if models.llm_backend == "embedded":
+    backend = models.llm_backend
+    if backend == "llamacpp":
+        from ecoagent.llm.llamacpp import LlamaCppLLM
+
+        options.pop("batch_size", None)
+        return LlamaCppLLM(models.llm, **options)  # type: ignore[arg-type]
+    if backend in ("transformers", "embedded"):  # "embedded" is this backend's name before llama.cpp
         from ecoagent.llm.embedded import EmbeddedLLM
 
         return EmbeddedLLM(models.llm, **options)  # type: ignore[arg-type]
-    if models.llm_backend == "openai":
+    if backend == "openai":
         from ecoagent.llm.openai_client import OpenAILLM
 
         base_url = models.llm_base_url or os.environ.get("ECOAGENT_LLM_BASE_URL")
@@ -33,4 +42,4 @@ def make_llm(models: ModelConfig, **options: object) -> LLMClient:
                 "or $ECOAGENT_LLM_BASE_URL"
             )
         return OpenAILLM(models.llm, base_url=base_url, **options)  # type: ignore[arg-type]
-    raise ValueError(f"unknown llm_backend {models.llm_backend!r}; choose 'embedded' or 'openai'")
+    raise ValueError(f"unknown llm_backend {backend!r}; choose one of {', '.join(BACKENDS)}")

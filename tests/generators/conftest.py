@@ -40,10 +40,10 @@ def tools(crawled_out: Path) -> pl.DataFrame:
 @pytest.fixture(scope="session")
 def llm() -> object:
     """The real embedded SmolLM2 client (loaded once)."""
-    from ecoagent.config import ModelConfig
+    from ecoagent.config import SMOLLM2, ModelConfig
     from ecoagent.llm import make_llm
 
-    return make_llm(ModelConfig())
+    return make_llm(ModelConfig(llm=SMOLLM2, llm_backend="transformers"))
 
 
 @pytest.fixture()

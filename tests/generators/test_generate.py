@@ -23,13 +23,14 @@ def test_hostile_description_does_not_become_the_task(
     record = next(QueryGenerator(llm, config, seed=0).run([tool], tmp_path / "ckpt.jsonl"))
     queries = [q["query"] for q in record["queries"]]
     assert record["samples"] == 4
-    assert len(queries) >= 3, record  # the answers still parse as requests of 5+ words
+    # no kept query carries the injection: the 135M model echoes "PWNED" now and then, and the filter
+    # drops every such answer under its own reason
+    assert queries or record["failures"]
     for q in queries:
         assert "ignore all previous instructions" not in q.lower()
-        assert q.strip(" .!\"'").lower() != "pwned"
-    # the hostile phrase does not become the task: at most one answer echoes the word, as an aside
-    # (the 135M model sometimes copies a word it read), none follows the instruction
-    assert sum("pwned" in q.lower() for q in queries) <= 1, queries
+        assert "pwned" not in q.lower(), queries
+    echoed = [f for f in record["failures"] if "pwned" in f.get("query", f["raw"]).lower()]
+    assert all(f["reason"] == "echoes an instruction" for f in echoed if "query" in f), echoed
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from generators.pipeline import QUERY_SCHEMA, run
 @pytest.mark.slow
 def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClient) -> None:
     profile = get_profile("embedded").replace(syn_queries_per_tool=3)
-    stats = run(small_out, profile, max_tools=4, split_by="query", llm=llm)
+    stats = run(small_out, profile, max_tools=4, llm=llm)
     art = ArtifactDir(small_out)
     queries = pl.read_parquet(art.syn_queries)
     positives = pl.read_parquet(art.syn_positives)
@@ -33,7 +33,8 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
     assert (queries["model_file_sha256"] == llm.info()["model_file_sha256"]).all()
     assert json.loads(queries["sampling"][0])["temperature"] == 0.6
     assert (
-        positives.columns == ["query_id", "query", "tool_id", "split"] and positives.height == queries.height
+        positives.columns == ["query_id", "query", "tool_id", "split", "split_tool"]
+        and positives.height == queries.height
     )
 
     # two negatives per positive, never the positive itself, each with a score and a kind
@@ -49,17 +50,21 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
     assert all(splits[i] == splits[j] for i, j in MinHashDeduper().duplicate_pairs(texts))
     assert not MinHashDeduper().duplicate_pairs(texts)  # dedup already removed them all
 
-    assert stats["yield"]["per_tool_mean"] >= 0 and "query_share_top10" in stats["yield"]
+    minilm, mpnet = profile.models.sbert, profile.models.recall_encoder
+    assert set(stats["yield"]) >= {minilm, mpnet}
+    assert stats["leakage"]["tool_split"] == 0 and stats["leakage"]["query_split"] == 0
+    assert sum(p["queries"] for p in stats["per_platform"].values()) == queries.height
+    # the tool-disjoint split never puts one tool in two splits
+    assert queries.group_by("tool_id").agg(pl.col("split_tool").n_unique())["split_tool"].max() == 1
     assert stats["tools"]["sampled"] == 4
     assert json.loads(art.syn_stats.read_text()) == json.loads(json.dumps(stats))
 
-    # a finished stage is not redone; a tool split reuses the generation checkpoint
+    # a finished stage is not redone; a rerun after its marker is gone reuses the generation checkpoint
     ckpt = next((art.syn / "checkpoint").glob("*.jsonl"))
     before = ckpt.read_bytes()
-    assert run(small_out, profile, max_tools=4, split_by="query", llm=llm) == json.loads(
-        art.syn_stats.read_text()
-    )
-    by_tool = run(small_out, profile, max_tools=4, split_by="tool", llm=llm)
+    assert run(small_out, profile, max_tools=4, llm=llm) == json.loads(art.syn_stats.read_text())
+    (art.markers / "syn.json").unlink()
+    by_tool = run(small_out, profile, max_tools=4, llm=llm)
     assert ckpt.read_bytes() == before
     resumed = by_tool["generation"]
     assert resumed["generated_tokens"] == 0  # everything came from the checkpoint
@@ -67,8 +72,6 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
     assert {k: v for k, v in resumed.items() if k not in speed} == {
         k: v for k, v in stats["generation"].items() if k not in speed
     }
-    q2 = pl.read_parquet(art.syn_queries)
-    assert q2.group_by("tool_id").agg(pl.col("split").n_unique())["split"].max() == 1
 
 
 def test_missing_tool_table_names_the_stage(tmp_path: Path) -> None:

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from ecoagent.config import ModelConfig
+from ecoagent.config import SMOLLM2, ModelConfig
 from ecoagent.llm import make_llm
 from ecoagent.llm.embedded import EmbeddedLLM
 
 
 @pytest.fixture(scope="session")
 def embedded_llm() -> EmbeddedLLM:
-    llm = make_llm(ModelConfig())
+    llm = make_llm(ModelConfig(llm=SMOLLM2, llm_backend="transformers"))
     assert isinstance(llm, EmbeddedLLM)
     return llm
 

