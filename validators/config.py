@@ -1,25 +1,27 @@
-"""The Real stage's settings per profile: recall encoder, thresholds, batch sizes.
+"""The Real stage's settings per profile: the recall union, its floors, the validator and its threshold.
 
-Both thresholds depend on the model behind them. The paper's 0.7 is a GTE-Large cosine: all-mpnet-base-v2
-gives lower cosines between ToolBench's RapidAPI queries and our tools, and at 0.7 only 5 of 5,250 top-5
-pairs pass. The paper's 0.85 is a Gemma 3 1B yes-probability: SmolLM2-135M's yes-probabilities sit
-between 0.3 and 0.7 on every pair, so at 0.85 nothing is kept. The embedded defaults are read off the
-distributions measured on the snapshot (docs/real.md); the paper profile keeps the paper's values.
+Thresholds depend on the model behind them, so neither is a constant picked by hand:
+- each recall retriever's **floor** is a quantile of its own top-k scores (``floor_quantile``), since a
+  BM25 score, a MiniLM cosine and an mpnet cosine live on different scales; the paper's 0.7 is a
+  GTE-Large cosine and stays the paper profile's floor for GTE-Large;
+- the **validator threshold** is calibrated per model on ToolBench's labelled dev pairs: the lowest
+  threshold with precision >= ``min_precision`` (``validators.calibration``). The paper profile keeps
+  the paper's 0.85 (a Gemma 3 1B probability) and still reports its own calibration.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ecoagent.config import Profile
+from ecoagent.config import MINILM, MPNET, Profile
+from validators.recall import BM25
 
-PAPER_RECALL_THRESHOLD = 0.7
-# all-mpnet-base-v2 on the snapshot: ~the 95th percentile of all top-5 cosines (359 pairs, 192 queries).
-EMBEDDED_RECALL_THRESHOLD = 0.5
-VALIDATOR_THRESHOLD = 0.85  # the paper's
-# SmolLM2-135M on the 359 recalled pairs: ~the 80th percentile of its yes-probabilities (73 kept; docs/real.md).
-EMBEDDED_VALIDATOR_THRESHOLD = 0.5
+PAPER_RECALL_THRESHOLD = 0.7  # a GTE-Large cosine (the paper)
+PAPER_VALIDATOR_THRESHOLD = 0.85  # a Gemma 3 1B yes-probability (the paper)
+# Each retriever passes its best 8% of top-5 proposals; see docs/real.md for the share and cost.
+EMBEDDED_FLOOR_QUANTILE = 0.92
+REAL_SPLITS = (0.2, 0.4, 0.4)  # train (bandit warm-up only) / val / test, by query
 
 
 @dataclass(frozen=True)
@@ -27,52 +29,86 @@ class RealConfig:
     """What one run of the Real stage does.
 
     Args:
-        recall_encoder: the encoder of queries and tools (``profile.models.recall_encoder``).
+        recall_encoder: the profile's recall encoder; its cosine fills ``decisions.cosine``.
         llm: the validator model (``profile.models.llm``), recorded with every decision.
-        top_k: tools recalled per query (paper: 5).
-        recall_threshold: pairs with a lower cosine never reach the validator.
-        validator_threshold: pairs with a validator score at least this are kept (paper: 0.85).
+        retrievers: the recall union: ``bm25`` and encoder names; each proposes its top-k tools.
+        top_k: tools each retriever proposes per query (paper: 5).
+        floor_quantile: each retriever's floor is this quantile of its own top-k scores.
+        floors: fixed floors by retriever name, overriding the quantile (paper: GTE-Large 0.7).
+        max_per_query: candidates above the floor that reach the validator per query (None = all).
+        validator_threshold: keep pairs scoring at least this; ``None`` = calibrated on the dev labels.
+        min_precision: the calibration target on the dev labels.
         batch_size: pairs per LLM call.
-        few_shot: prepend the prompt's two worked examples (see ``validators.prompt``).
-        sanity_pairs: ToolBench ground-truth pairs per class for the validator's AUC check (0 = skip).
-        seed: seed of the split and of the sanity sample.
+        few_shot: prepend the prompt's two invented worked examples (``validators.prompt``).
+        calibration_per_kind: labelled dev pairs of each kind (positive, random, hard) for calibration.
+        measure_per_kind: labelled test pairs of each kind for the reported AUCs (0 = skip the labels).
+        split_fractions: train / val / test shares of the kept queries.
+        seed: seed of the split and of the bootstrap.
     """
 
     recall_encoder: str
     llm: str
+    retrievers: tuple[str, ...] = (BM25, MINILM, MPNET)
     top_k: int = 5
-    recall_threshold: float = EMBEDDED_RECALL_THRESHOLD
-    validator_threshold: float = VALIDATOR_THRESHOLD
+    floor_quantile: float = EMBEDDED_FLOOR_QUANTILE
+    floors: dict[str, float] = field(default_factory=dict)
+    max_per_query: int | None = 2
+    validator_threshold: float | None = None
+    min_precision: float = 0.9
     batch_size: int = 16
-    few_shot: bool = False  # measured: no better AUC on ToolBench labels, twice the tokens (docs/real.md)
-    sanity_pairs: int = 32
+    few_shot: bool = False
+    calibration_per_kind: int = 30
+    measure_per_kind: int = 40
+    split_fractions: tuple[float, float, float] = REAL_SPLITS
     seed: int = 0
 
     def __post_init__(self) -> None:
         if self.top_k <= 0:
             raise ValueError("top_k must be > 0")
-        if not -1.0 <= self.recall_threshold <= 1.0:
-            raise ValueError(f"recall_threshold {self.recall_threshold} is not a cosine in [-1, 1]")
-        if not 0.0 <= self.validator_threshold <= 1.0:
+        if self.max_per_query is not None and self.max_per_query <= 0:
+            raise ValueError("max_per_query must be > 0 or None")
+        if not self.retrievers:
+            raise ValueError("retrievers must name at least one retriever")
+        if self.recall_encoder not in self.retrievers:
+            raise ValueError(f"recall_encoder {self.recall_encoder!r} must be one of retrievers")
+        if not 0.0 <= self.floor_quantile <= 1.0:
+            raise ValueError(f"floor_quantile {self.floor_quantile} is not in [0, 1]")
+        unknown = set(self.floors) - set(self.retrievers)
+        if unknown:
+            raise ValueError(f"floors for retrievers not in the union: {sorted(unknown)}")
+        if self.validator_threshold is not None and not 0.0 <= self.validator_threshold <= 1.0:
             raise ValueError(f"validator_threshold {self.validator_threshold} is not in [0, 1]")
+        if not 0.0 < self.min_precision <= 1.0:
+            raise ValueError(f"min_precision {self.min_precision} is not in (0, 1]")
         if self.batch_size <= 0:
             raise ValueError("batch_size must be > 0")
-        if self.sanity_pairs < 0:
-            raise ValueError("sanity_pairs must be >= 0")
+        if self.calibration_per_kind < 0 or self.measure_per_kind < 0:
+            raise ValueError("calibration_per_kind and measure_per_kind must be >= 0")
+        if self.validator_threshold is None and self.calibration_per_kind == 0:
+            raise ValueError(
+                "a calibrated threshold needs calibration_per_kind > 0 (or a validator_threshold)"
+            )
 
     @classmethod
     def for_profile(cls, profile: Profile, **overrides: Any) -> RealConfig:
         """The profile's defaults, with any non-None override applied."""
+        enc = profile.models.recall_encoder
         paper = profile.name == "paper"
+        retrievers = tuple(dict.fromkeys((BM25, MINILM, MPNET, enc)))
         base = cls(
-            recall_encoder=profile.models.recall_encoder,
+            recall_encoder=enc,
             llm=profile.models.llm,
-            recall_threshold=PAPER_RECALL_THRESHOLD if paper else EMBEDDED_RECALL_THRESHOLD,
-            validator_threshold=VALIDATOR_THRESHOLD if paper else EMBEDDED_VALIDATOR_THRESHOLD,
-            sanity_pairs=200 if paper else 32,
+            retrievers=retrievers,
+            floors={enc: PAPER_RECALL_THRESHOLD} if paper else {},
+            max_per_query=None if paper else 2,
+            validator_threshold=PAPER_VALIDATOR_THRESHOLD if paper else None,
+            calibration_per_kind=100 if paper else 30,
+            measure_per_kind=200 if paper else 40,
             seed=profile.seed,
         )
         changes = {k: v for k, v in overrides.items() if v is not None}
+        if "retrievers" in changes:
+            changes["retrievers"] = tuple(changes["retrievers"])
         return cls(**{**asdict(base), **changes})
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,11 +1,18 @@
-"""EcoAgent-Real: ToolBench queries -> recall against the tool table -> LLM validator -> splits.
+"""EcoAgent-Real: ToolBench queries -> recall union -> LLM validator (measured, calibrated) -> splits.
 
-``run`` is the stage's one entry point (CLI and Prefect flow). Every recalled pair is a row of
-``real/decisions.parquet`` with its cosine, validator score and decision; kept pairs go to
-``real/pairs.parquet`` with a split; ``real/stats.json`` holds the counts and the measured
-distributions the thresholds are chosen from. Validator scores are checkpointed per batch
-(``real/validator_checkpoint.jsonl``) and tool embeddings cached (``real/cache/``), so a killed or
-re-configured run redoes only what changed.
+``run`` is the stage's one entry point (CLI and Prefect flow):
+
+1. every ToolBench query is scored against the whole tool table by each recall retriever (BM25 and the
+   packaged dense encoders); the candidates are the union of their top-k, each recorded with the
+   retrievers that proposed it, and only candidates above a proposer's floor reach the validator;
+2. the validator scores ToolBench's own labelled pairs (``validators.labels``): dev pairs calibrate its
+   threshold, test pairs give the AUCs with bootstrap intervals and precision/recall at that threshold;
+3. it scores the recalled pairs; those at or above the threshold are kept, every kept tool of a query
+   stays a true tool, and kept queries are split by query.
+
+Every candidate is a row of ``real/decisions.parquet``; kept pairs go to ``real/pairs.parquet``; counts,
+floors, the measurement and timings to ``real/stats.json``. Scores are checkpointed per batch and
+embeddings cached (``real/cache/``), so a killed or re-configured run redoes only what changed.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +31,39 @@ import polars as pl
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.config import Profile, default_mirror
-from ecoagent.schemas import tool_documents, validate_tools
+from ecoagent.schemas import tool_document, tool_documents, validate_tools
+from validators.calibration import auc_report, calibrate_threshold, precision_recall
 from validators.config import RealConfig
+from validators.labels import LabeledPair, argument_lines, build_labels, sample_labels
 from validators.prompt import PROMPT_VERSIONS
-from validators.recall import THRESHOLD_GRID, distribution, embed, threshold_grid, top_k
-from validators.sanity import labeled_pairs, roc_auc
-from validators.splits import split_queries
+from validators.recall import (
+    THRESHOLD_GRID,
+    distribution,
+    embed,
+    floor_from_distribution,
+    retriever_name,
+    score_matrix,
+    threshold_grid,
+    top_k_of_scores,
+)
+from validators.splits import SPLITS, split_queries
 from validators.toolbench import ParsedToolBench, load_toolbench, toolbench_root
 from validators.validator import PairText, Validator
 
 log = logging.getLogger(__name__)
 
 STAGE = "real"
-VALIDATOR_GRID: tuple[float, ...] = (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+VALIDATOR_GRID: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98)
 
 DECISION_SCHEMA: dict[str, pl.DataType] = {
     "query_id": pl.String(),
     "query": pl.String(),
     "group": pl.String(),
     "tool_id": pl.String(),
-    "rank": pl.Int32(),
-    "cosine": pl.Float64(),
+    "rank": pl.Int32(),  # best rank among the retrievers that proposed the pair
+    "cosine": pl.Float64(),  # the profile's recall encoder's cosine
+    "proposed_by": pl.List(pl.String()),  # retrievers whose top-k holds the pair
+    "above_floor": pl.List(pl.String()),  # proposers whose score reaches their floor
     "passed_recall": pl.Boolean(),
     "validator_score": pl.Float64(),
     "kept": pl.Boolean(),
@@ -56,6 +76,7 @@ PAIR_SCHEMA: dict[str, pl.DataType] = {
     "group": pl.String(),
     "tool_id": pl.String(),
     "cosine": pl.Float64(),
+    "proposed_by": pl.List(pl.String()),
     "validator_score": pl.Float64(),
     "split": pl.String(),
 }
@@ -69,49 +90,213 @@ def load_tool_table(art: ArtifactDir) -> pl.DataFrame:
     return validate_tools(tools)
 
 
-def recall_frame(parsed: ParsedToolBench, tools: pl.DataFrame, cfg: RealConfig, cache: Path) -> pl.DataFrame:
-    """Every (query, top-k tool) pair with rank, cosine and whether it passes the recall threshold."""
-    queries = parsed.queries
-    q_emb = embed(cfg.recall_encoder, [q.query for q in queries], cache=cache)
-    t_emb = embed(cfg.recall_encoder, tool_documents(tools), cache=cache)
-    idx, sims = top_k(q_emb, t_emb, cfg.top_k)
+def recall_union(
+    parsed: ParsedToolBench, tools: pl.DataFrame, cfg: RealConfig, cache: Path
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Every candidate of the union of the retrievers' top-k, with its provenance; and per-retriever stats.
+
+    A candidate passes recall when at least one retriever that proposed it scores it at or above that
+    retriever's floor, so a pair only BM25 proposed reaches the validator like any other.
+    """
+    queries = [q.query for q in parsed.queries]
+    docs = tool_documents(tools)
+    n_q = len(queries)
+    proposals: dict[tuple[int, int], list[tuple[str, int, bool]]] = {}
+    per_retriever: dict[str, Any] = {}
+    recall_cos: np.ndarray | None = None
+    for retriever in cfg.retrievers:
+        name = retriever_name(retriever)
+        t0 = time.process_time()
+        scores = score_matrix(retriever, queries, docs, cache=cache)
+        idx, top = top_k_of_scores(scores, cfg.top_k)
+        floor = cfg.floors.get(retriever)
+        if floor is None:
+            floor = floor_from_distribution(top, cfg.floor_quantile)
+        for qi in range(n_q):
+            for rank, (ti, s) in enumerate(zip(idx[qi], top[qi], strict=True), start=1):
+                proposals.setdefault((qi, int(ti)), []).append((name, rank, bool(s >= floor)))
+        per_retriever[name] = {
+            "retriever": retriever,
+            "floor": float(floor),
+            "floor_from": "fixed" if retriever in cfg.floors else f"quantile {cfg.floor_quantile} of top-k",
+            "scores_top_k": distribution(top.ravel()) if name != "BM25" else _raw_distribution(top),
+            "scores_top1": distribution(top[:, 0]) if name != "BM25" else _raw_distribution(top[:, 0]),
+            "proposed": int(idx.size),
+            "above_floor": int((top >= floor).sum()),
+            "scoring_cpu_s": time.process_time() - t0,
+        }
+        if retriever == cfg.recall_encoder:
+            recall_cos = scores
+    assert recall_cos is not None  # RealConfig checks recall_encoder is a retriever
     tool_ids = tools["tool_id"].to_list()
     rows = []
-    for qi, q in enumerate(queries):
-        for rank, (ti, cos) in enumerate(zip(idx[qi], sims[qi], strict=True), start=1):
-            rows.append(
-                {
-                    "query_id": q.query_id,
-                    "query": q.query,
-                    "group": q.group,
-                    "tool_id": tool_ids[ti],
-                    "rank": rank,
-                    "cosine": float(cos),
-                    "passed_recall": bool(cos >= cfg.recall_threshold),
-                }
-            )
-    return pl.DataFrame(rows, schema={k: DECISION_SCHEMA[k] for k in rows[0]}, orient="row")
+    for (qi, ti), props in sorted(proposals.items()):
+        q = parsed.queries[qi]
+        above = [n for n, _, ok in props if ok]
+        rows.append(
+            {
+                "query_id": q.query_id,
+                "query": q.query,
+                "group": q.group,
+                "tool_id": tool_ids[ti],
+                "rank": min(r for _, r, _ in props),
+                "cosine": float(recall_cos[qi, ti]),
+                "proposed_by": sorted(n for n, _, _ in props),
+                "above_floor": sorted(above),
+                "passed_recall": bool(above),
+            }
+        )
+    frame = pl.DataFrame(rows, schema={k: DECISION_SCHEMA[k] for k in rows[0]}, orient="row")
+    return cap_per_query(frame, cfg.max_per_query), per_retriever
+
+
+def cap_per_query(frame: pl.DataFrame, cap: int | None) -> pl.DataFrame:
+    """Keep at most ``cap`` candidates above the floor per query for the validator: those more retrievers
+    put above their floor, then the best rank, then the higher cosine. Spreads the judging budget over
+    queries instead of spending it on the few with many near-duplicate candidates (n8n lists one
+    operation per row). The others keep ``passed_recall = false`` and their ``above_floor``."""
+    if cap is None:
+        return frame
+    order = (
+        frame.with_row_index("_row")
+        .filter(pl.col("passed_recall"))
+        .sort(
+            ["query_id", pl.col("above_floor").list.len(), "rank", "cosine", "tool_id"],
+            descending=[False, True, False, True, False],
+        )
+        .group_by("query_id", maintain_order=True)
+        .head(cap)
+    )
+    chosen = set(order["_row"].to_list())
+    return frame.with_columns(
+        pl.Series("passed_recall", [i in chosen for i in range(frame.height)], dtype=pl.Boolean)
+    )
+
+
+def _raw_distribution(values: np.ndarray) -> dict[str, Any]:
+    """``distribution`` without the [-1, 1] histogram (BM25 scores are unbounded)."""
+    d = distribution(values)
+    d.pop("histogram", None)
+    return d
+
+
+def tool_pair(row: dict[str, Any], tool: dict[str, Any]) -> PairText:
+    """A (query, crawled tool) pair as the validator reads it: platform and tags as context, arguments."""
+    tags = [t for t in (tool.get("tags") or []) if t]
+    context = f"{tool['platform']} integration" + (f"; tags: {', '.join(tags[:6])}" if tags else "")
+    args = [
+        (a["name"], a.get("description") or "", bool(a.get("required"))) for a in tool.get("arguments") or []
+    ]
+    return PairText(
+        row["query_id"],
+        row["tool_id"],
+        row["query"],
+        tool["name"],
+        tool["description"],
+        context=context,
+        arguments=argument_lines(args),
+    )
+
+
+def measure(
+    cfg: RealConfig, validator: Validator, labels: list[LabeledPair], cache: Path
+) -> tuple[dict[str, Any], float]:
+    """Score the labelled pairs; calibrate the threshold on dev, report AUCs and precision/recall on test.
+
+    Returns the measurement (for ``stats.validator.measurement``) and the threshold the build uses.
+    """
+    dev = sample_labels(labels, "dev", cfg.calibration_per_kind)
+    test = sample_labels(labels, "test", cfg.measure_per_kind)
+    scores = validator.score([lp.pair for lp in dev + test])
+    out: dict[str, Any] = {
+        "source": "ToolBench solvable + example files: relevant APIs (positive) vs an API of another "
+        "category (random) and the query's other candidates (hard, soft labels)",
+        "labelled_pairs": dict(Counter(f"{lp.part}/{lp.kind}" for lp in labels)),
+    }
+    calibration = None
+    if dev:
+        calibration = calibrate_threshold(
+            [lp.label for lp in dev], [scores[lp.pair.key] for lp in dev], cfg.min_precision
+        )
+        out["calibration"] = {
+            **calibration,
+            "model": validator.model,
+            "prompt_version": validator.prompt_version,
+            "on": f"dev: {len(dev)} pairs ({Counter(lp.kind for lp in dev)['positive']} per kind)",
+        }
+    threshold = cfg.validator_threshold if cfg.validator_threshold is not None else calibration["threshold"]
+    out["threshold_used"] = threshold
+    out["threshold_source"] = "profile" if cfg.validator_threshold is not None else "calibrated on dev"
+    if test:
+        pos = [lp for lp in test if lp.kind == "positive"]
+        out["test"] = {"pairs_per_kind": len(pos)}
+        for kind in ("random", "hard"):
+            neg = [lp for lp in test if lp.kind == kind]
+            if not pos or not neg:
+                continue
+            y = [lp.label for lp in pos + neg]
+            s = [scores[lp.pair.key] for lp in pos + neg]
+            out["test"][kind] = {
+                **auc_report(y, s, seed=cfg.seed),
+                "at_threshold": precision_recall(y, s, threshold),
+                "encoder_auc": {
+                    retriever_name(r): auc_report(y, _pair_cosines(r, pos + neg, cache), seed=cfg.seed)["auc"]
+                    for r in cfg.retrievers
+                    if r != "bm25"
+                },
+            }
+        y_all = [lp.label for lp in test]
+        out["test"]["all"] = precision_recall(y_all, [scores[lp.pair.key] for lp in test], threshold)
+    return out, float(threshold)
+
+
+def _pair_cosines(encoder: str, labelled: Sequence[LabeledPair], cache: Path) -> list[float]:
+    """An encoder's cosine on labelled pairs: a reference AUC beside the validator's."""
+    q = embed(encoder, [lp.pair.query for lp in labelled], cache=cache)
+    t = embed(
+        encoder, [tool_document(lp.pair.tool_name, lp.pair.description) for lp in labelled], cache=cache
+    )
+    return [float(x) for x in (q * t).sum(axis=1)]
 
 
 def _counts(frame: pl.DataFrame, by: str) -> dict[str, dict[str, int]]:
-    """Pairs recalled / passing recall / kept per value of ``by``."""
+    """Pairs recalled / passing recall / kept, and queries kept, per value of ``by``."""
     agg = (
         frame.group_by(by)
         .agg(
             pl.len().alias("recalled"),
             pl.col("passed_recall").sum().alias("after_recall"),
             pl.col("kept").sum().alias("after_validation"),
+            pl.col("query_id").filter(pl.col("kept")).n_unique().alias("queries_kept"),
         )
         .sort(by)
     )
     return {r[by]: {k: int(v) for k, v in r.items() if k != by} for r in agg.iter_rows(named=True)}
 
 
+def _provenance(decisions: pl.DataFrame) -> dict[str, Any]:
+    """How many candidates / kept pairs each retriever proposed, and proposed alone."""
+    out: dict[str, Any] = {}
+    kept = decisions.filter(pl.col("kept"))
+    names = sorted({n for ns in decisions["proposed_by"].to_list() for n in ns})
+    for name in names:
+        has = pl.col("proposed_by").list.contains(name)
+        alone = has & (pl.col("proposed_by").list.len() == 1)
+        out[name] = {
+            "candidates": int(decisions.filter(has).height),
+            "candidates_alone": int(decisions.filter(alone).height),
+            "passed_recall": int(decisions.filter(has & pl.col("passed_recall")).height),
+            "kept": int(kept.filter(has).height),
+            "kept_alone": int(kept.filter(alone).height),
+        }
+    combos = Counter("+".join(ns) for ns in kept["proposed_by"].to_list())
+    return {"per_retriever": out, "kept_by_proposer_set": dict(sorted(combos.items()))}
+
+
 def run(
     out: Path,
     profile: Profile,
     mirror: Path | None = None,
-    recall_threshold: float | None = None,
     validator_threshold: float | None = None,
     **options: Any,
 ) -> dict[str, Any]:
@@ -121,13 +306,12 @@ def run(
         out: the artifact folder; needs ``tools.parquet`` from the crawl.
         profile: models and seed.
         mirror: the catalog snapshot (default ``ecoagent.config.default_mirror()``).
-        recall_threshold / validator_threshold: override the profile's thresholds.
-        **options: other ``RealConfig`` fields (``top_k``, ``batch_size``, ``sanity_pairs``).
+        validator_threshold: a fixed threshold instead of the profile's (calibrated on the embedded one).
+        **options: other ``RealConfig`` fields (``retrievers``, ``top_k``, ``floor_quantile``, ``batch_size``,
+            ``calibration_per_kind``, ``measure_per_kind``, ...).
     """
     art = ArtifactDir(Path(out))
-    cfg = RealConfig.for_profile(
-        profile, recall_threshold=recall_threshold, validator_threshold=validator_threshold, **options
-    )
+    cfg = RealConfig.for_profile(profile, validator_threshold=validator_threshold, **options)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     cpu_started = time.process_time()  # CPU seconds: comparable across runs on a busy, shared machine
@@ -139,6 +323,7 @@ def run(
     config_fp = fingerprint(
         {
             "config": cfg.to_dict(),
+            "model": profile.models.llm,
             "prompt_version": PROMPT_VERSIONS[cfg.few_shot],
             "tools": fingerprint(tools.select("tool_id", "content_hash").sort("tool_id").rows()),
             "queries": fingerprint(sorted(q.query_id for q in parsed.queries)),
@@ -150,7 +335,8 @@ def run(
     timings["parse_s"] = time.perf_counter() - started
 
     t0 = time.perf_counter()
-    recalled = recall_frame(parsed, tools, cfg, art.real / "cache")
+    cache = art.real / "cache"
+    recalled, per_retriever = recall_union(parsed, tools, cfg, cache)
     timings["recall_s"] = time.perf_counter() - t0
 
     from ecoagent.llm import make_llm
@@ -160,51 +346,28 @@ def run(
     timings["llm_load_s"] = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
+        measurement: dict[str, Any] = {}
+        threshold = cfg.validator_threshold
+        if cfg.calibration_per_kind or cfg.measure_per_kind:
+            labeler = Validator(
+                llm, art.real / "labels_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
+            )
+            measurement, threshold = measure(cfg, labeler, build_labels(parsed.queries), cache)
+        assert threshold is not None  # RealConfig: no calibration pairs means a fixed threshold
+        timings["measure_s"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
         validator = Validator(
             llm, art.real / "validator_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
         )
-        tool_rows = {
-            r["tool_id"]: r for r in tools.select("tool_id", "name", "description").iter_rows(named=True)
-        }
+        tool_rows = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
         todo = [
-            PairText(
-                r["query_id"],
-                r["tool_id"],
-                r["query"],
-                tool_rows[r["tool_id"]]["name"],
-                tool_rows[r["tool_id"]]["description"],
-            )
+            tool_pair(r, tool_rows[r["tool_id"]])
             for r in recalled.filter(pl.col("passed_recall")).iter_rows(named=True)
         ]
         scores = validator.score(todo)
         timings["validator_s"] = time.perf_counter() - t0
         timings["validator_s_per_pair"] = timings["validator_s"] / max(len(todo), 1)
-
-        t0 = time.perf_counter()
-        sanity: dict[str, Any] = {"pairs_per_class": 0}
-        if cfg.sanity_pairs:
-            labeled = labeled_pairs(parsed.queries, cfg.sanity_pairs, cfg.seed)
-            checker = Validator(
-                llm, art.real / "sanity_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
-            )
-            s_scores = checker.score([lp.pair for lp in labeled])
-            labels = [lp.label for lp in labeled]
-            values = [s_scores[lp.pair.key] for lp in labeled]
-            cos = _sanity_cosines(cfg, labeled, art.real / "cache")
-            sanity = {
-                "pairs_per_class": len(labeled) // 2,
-                "validator_auc": roc_auc(labels, values),
-                "recall_encoder_auc": roc_auc(labels, cos),
-                "mean_score_relevant": float(np.mean([v for v, y in zip(values, labels, strict=True) if y])),
-                "mean_score_other": float(np.mean([v for v, y in zip(values, labels, strict=True) if not y])),
-                "kept_relevant": int(
-                    sum(v >= cfg.validator_threshold and y for v, y in zip(values, labels, strict=True))
-                ),
-                "kept_other": int(
-                    sum(v >= cfg.validator_threshold and not y for v, y in zip(values, labels, strict=True))
-                ),
-            }
-        timings["sanity_s"] = time.perf_counter() - t0
         model_info = llm.info()
     finally:
         llm.close()
@@ -220,16 +383,13 @@ def run(
             pl.lit(validator.prompt_version).alias("prompt_version"),
         )
         .with_columns(
-            (
-                pl.col("passed_recall")
-                & (pl.col("validator_score").fill_null(-1.0) >= cfg.validator_threshold)
-            ).alias("kept")
+            (pl.col("passed_recall") & (pl.col("validator_score").fill_null(-1.0) >= threshold)).alias("kept")
         )
         .select(list(DECISION_SCHEMA))
     )
 
-    kept = decisions.filter(pl.col("kept")).unique(["query_id", "tool_id"], keep="first", maintain_order=True)
-    splits = split_queries(kept["query_id"].to_list(), cfg.seed)
+    kept = decisions.filter(pl.col("kept"))  # a query keeps every verified tool (several true tools)
+    splits = split_queries(kept["query_id"].to_list(), cfg.seed, cfg.split_fractions)
     pairs = kept.with_columns(
         pl.col("query_id").replace_strict(splits, default=None, return_dtype=pl.String).alias("split")
     ).select(list(PAIR_SCHEMA))
@@ -247,6 +407,7 @@ def run(
     timings["total_s"] = time.perf_counter() - started
     timings["total_cpu_s"] = time.process_time() - cpu_started
     timings["load_average_1m"] = os.getloadavg()[0]
+    tools_per_query = pairs.group_by("query_id").len()["len"].to_numpy() if pairs.height else np.zeros(0)
     stats: dict[str, Any] = {
         "config": cfg.to_dict(),
         "profile": profile.name,
@@ -269,6 +430,11 @@ def run(
             "after_validation": pairs.height,
             "queries_after_recall": validated["query_id"].n_unique(),
             "queries_after_validation": pairs["query_id"].n_unique(),
+            "kept_tools_per_query": {
+                "mean": float(tools_per_query.mean()) if tools_per_query.size else 0.0,
+                "max": int(tools_per_query.max()) if tools_per_query.size else 0,
+                "queries_with_2_or_more": int((tools_per_query >= 2).sum()),
+            },
             "per_platform": _counts(with_platform, "platform"),
             "per_group": _counts(decisions, "group"),
             "per_split": {
@@ -276,46 +442,39 @@ def run(
                     "pairs": int((pairs["split"] == s).sum()),
                     "queries": int(pairs.filter(pl.col("split") == s)["query_id"].n_unique()),
                 }
-                for s in ("train", "val", "test")
+                for s in SPLITS
             },
+            "split_fractions": list(cfg.split_fractions),
         },
         "recall": {
             "encoder": encoder_provenance(cfg.recall_encoder),
+            "retrievers": per_retriever,
             "top_k": cfg.top_k,
-            "threshold": cfg.recall_threshold,
+            "union": "a candidate passes when a retriever that proposed it scores it >= that retriever's floor",
+            "max_per_query": cfg.max_per_query,
+            "above_floor": int((decisions["above_floor"].list.len() > 0).sum()),
+            # the recall encoder's floor: what `decisions.cosine` is compared with (manual-check report)
+            "threshold": per_retriever[retriever_name(cfg.recall_encoder)]["floor"],
             "cosine_all": distribution(decisions["cosine"].to_numpy()),
-            "cosine_top1": distribution(decisions.filter(pl.col("rank") == 1)["cosine"].to_numpy()),
             "threshold_grid": threshold_grid(
                 decisions["cosine"].to_numpy(), decisions["query_id"].to_list(), THRESHOLD_GRID
             ),
+            "provenance": _provenance(decisions),
         },
         "validator": {
             "model": model_info,
             "prompt_version": validator.prompt_version,
             "method": "yes_probability: P(yes)/(P(yes)+P(no)) of the next token",
-            "threshold": cfg.validator_threshold,
+            "threshold": threshold,
+            "measurement": measurement,
             "scored": validated.height,
             "score": distribution(validated["validator_score"].to_numpy()),
             "threshold_grid": threshold_grid(
                 validated["validator_score"].to_numpy(), validated["query_id"].to_list(), VALIDATOR_GRID
             ),
-            "sanity_toolbench": sanity,
         },
         "timings": timings,
     }
     write_json(art.real_stats, stats)
     art.mark_done(STAGE, config_fp, {"pairs": pairs.height})
     return stats
-
-
-def _sanity_cosines(cfg: RealConfig, labeled: list[Any], cache: Path) -> list[float]:
-    """The recall encoder's cosine on the sanity pairs: a reference AUC for the validator's."""
-    from ecoagent.schemas import tool_document
-
-    q = embed(cfg.recall_encoder, [lp.pair.query for lp in labeled], cache=cache)
-    t = embed(
-        cfg.recall_encoder,
-        [tool_document(lp.pair.tool_name, lp.pair.description) for lp in labeled],
-        cache=cache,
-    )
-    return [float(x) for x in (q * t).sum(axis=1)]

@@ -62,11 +62,7 @@ def top_k(query_emb: np.ndarray, tool_emb: np.ndarray, k: int) -> tuple[np.ndarr
         raise ValueError("k must be > 0")
     if tool_emb.shape[0] == 0:
         raise ValueError("the tool table is empty: no tools to recall")
-    k = min(k, tool_emb.shape[0])
-    sims = query_emb @ tool_emb.T
-    # stable sort of -sims keeps equal scores in tool order, so results do not depend on BLAS noise order
-    order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
-    return order, np.take_along_axis(sims, order, axis=1)
+    return top_k_of_scores(query_emb @ tool_emb.T, k)
 
 
 def distribution(values: Sequence[float] | np.ndarray) -> dict[str, Any]:
@@ -111,3 +107,49 @@ def threshold_grid(
             }
         )
     return rows
+
+
+BM25 = "bm25"  # the lexical retriever of the recall union (bm25s, as Table 1's BM25 baseline)
+
+
+def retriever_name(retriever: str) -> str:
+    """The name a recall retriever goes by in provenance columns and in Table 1 (``BM25``,
+    ``all-MiniLM-L6-v2``, ``all-mpnet-base-v2``: ``rated.evaluation.retrievers``' names)."""
+    return "BM25" if retriever.lower() == BM25 else retriever.split("/")[-1]
+
+
+def score_matrix(
+    retriever: str, queries: Sequence[str], documents: Sequence[str], cache: Path | None = None
+) -> np.ndarray:
+    """Scores of every document for every query, ``[n_queries, n_documents]``: BM25 scores for ``bm25``
+    (Table 1's own BM25), cosines of L2-normalized embeddings for an encoder name (cached)."""
+    if retriever.lower() == BM25:
+        from rated.evaluation.retrievers import BM25Retriever
+
+        return BM25Retriever().fit(documents).scores(queries).astype(np.float32)
+    q = embed(retriever, queries, cache=cache)
+    t = embed(retriever, documents, cache=cache)
+    return q @ t.T
+
+
+def top_k_of_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and scores of the ``k`` best documents per row, best first (ties by index)."""
+    if k <= 0:
+        raise ValueError("k must be > 0")
+    if scores.shape[1] == 0:
+        raise ValueError("the tool table is empty: no tools to recall")
+    k = min(k, scores.shape[1])
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return order, np.take_along_axis(scores, order, axis=1)
+
+
+def floor_from_distribution(top_scores: np.ndarray, quantile: float) -> float:
+    """A retriever's floor: the ``quantile`` of its own top-k scores over all queries, so that every
+    retriever passes the same share of what it proposes whatever its score scale (a BM25 score, a
+    MiniLM cosine and an mpnet cosine are not comparable; the paper's 0.7 is a GTE-Large cosine)."""
+    if not 0.0 <= quantile <= 1.0:
+        raise ValueError(f"floor quantile {quantile} is not in [0, 1]")
+    values = np.asarray(top_scores, dtype=float).ravel()
+    if values.size == 0:
+        raise ValueError("no scores to set a floor from")
+    return float(np.quantile(values, quantile, method="lower"))

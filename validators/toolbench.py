@@ -35,6 +35,8 @@ class ToolBenchAPI:
         category: RapidAPI category, when the file gives it.
         description: the API's description, when the file gives it.
         relevant: ToolBench's ground truth (``relevant APIs``); ``None`` where the file has no labels.
+        parameters: ``(name, description, required)`` of each parameter the file lists (the validator
+            shows them, since an API's arguments say what it can be asked).
     """
 
     tool_name: str
@@ -42,6 +44,7 @@ class ToolBenchAPI:
     category: str | None = None
     description: str | None = None
     relevant: bool | None = None
+    parameters: tuple[tuple[str, str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,9 +146,23 @@ def _api_list(record: dict[str, Any], where: str) -> tuple[ToolBenchAPI, ...]:
                 category=api.get("category_name"),
                 description=api.get("api_description"),
                 relevant=None if relevant is None else (tool, name) in relevant,
+                parameters=_parameters(api, f"{where} api_list[{j}]"),
             )
         )
     return tuple(apis)
+
+
+def _parameters(api: dict[str, Any], where: str) -> tuple[tuple[str, str, bool], ...]:
+    """``(name, description, required)`` of an API's required and optional parameters."""
+    out = []
+    for key, required in (("required_parameters", True), ("optional_parameters", False)):
+        params = api.get(key) or []
+        if not isinstance(params, list):
+            raise ValueError(f"{where}: {key!r} is not a list")
+        for param in params:
+            if isinstance(param, dict) and str(param.get("name") or "").strip():
+                out.append((str(param["name"]), str(param.get("description") or ""), required))
+    return tuple(out)
 
 
 def _tooleval_apis(tools: Any, where: str) -> tuple[ToolBenchAPI, ...]:

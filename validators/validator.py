@@ -27,13 +27,19 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class PairText:
-    """The texts of one pair the validator reads; ``key`` identifies it in the checkpoint."""
+    """The texts of one pair the validator reads; ``key`` identifies it in the checkpoint.
+
+    ``context`` says where the tool lives (platform, RapidAPI category and tool, tags) and ``arguments``
+    lists what it takes (``name: description``, required ones marked): the validator sees both.
+    """
 
     query_id: str
     tool_id: str
     query: str
     tool_name: str
     description: str
+    context: str = ""
+    arguments: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -112,7 +118,12 @@ class Validator:
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             probs = self.llm.yes_probability(
-                [validator_conversation(p.query, p.tool_name, p.description, self.few_shot) for p in batch]
+                [
+                    validator_conversation(
+                        p.query, p.tool_name, p.description, self.few_shot, p.context, p.arguments
+                    )
+                    for p in batch
+                ]
             )
             if len(probs) != len(batch):
                 raise RuntimeError(f"LLM returned {len(probs)} scores for {len(batch)} pairs")

@@ -1,6 +1,6 @@
 """Fixtures of the Real tests: real ToolBench files, a slice of the real crawl, the real small models.
 
-One session-scoped Real run (MiniLM recall, SmolLM2 validator, the ToolBench example files against a
+One session-scoped Real run (BM25 + MiniLM recall, SmolLM2 validator, the ToolBench example files against a
 stratified slice of the crawled tool table) feeds the pipeline, sample, report and page tests.
 """
 
@@ -53,7 +53,17 @@ def test_profile() -> Profile:
     return PROFILES["embedded"].replace(recall_encoder=MINILM)
 
 
-REAL_OPTIONS: dict[str, Any] = {"recall_threshold": 0.0, "top_k": 2, "sanity_pairs": 3, "batch_size": 8}
+# BM25 + MiniLM, each proposing its top 2; floor at the minimum (every candidate is judged); 2 labelled
+# pairs of each kind for calibration and for the test AUCs
+REAL_OPTIONS: dict[str, Any] = {
+    "retrievers": ("bm25", MINILM),
+    "floor_quantile": 0.0,
+    "max_per_query": 8,
+    "top_k": 2,
+    "calibration_per_kind": 2,
+    "measure_per_kind": 2,
+    "batch_size": 8,
+}
 
 
 @pytest.fixture(scope="session")

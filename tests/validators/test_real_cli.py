@@ -16,9 +16,9 @@ from validators.review.labels import append_label
 
 def test_real_options_parse() -> None:
     args = build_parser().parse_args(
-        ["real", "--out", "o", "--recall-threshold", "0.55", "--validator-threshold", "0.9", "--mirror", "m"]
+        ["real", "--out", "o", "--floor-quantile", "0.55", "--validator-threshold", "0.9", "--mirror", "m"]
     )
-    assert (args.recall_threshold, args.validator_threshold, args.mirror, args.profile) == (
+    assert (args.floor_quantile, args.validator_threshold, args.mirror, args.profile) == (
         0.55,
         0.9,
         Path("m"),
@@ -62,5 +62,5 @@ def test_real_on_the_snapshot_with_embedded_models(
     assert main(["real", "--out", str(tmp_path), "--mirror", str(mirror)]) == 0
     assert "EcoAgent-Real" in capsys.readouterr().out
     stats = json.loads((tmp_path / "real" / "stats.json").read_text())
-    assert stats["queries"]["unique"] == 1050 and stats["pairs"]["recalled"] == 5250
-    assert stats["pairs"]["after_recall"] > 0
+    assert stats["queries"]["unique"] == 1050 and stats["pairs"]["recalled"] > 5250  # a union of top-5s
+    assert stats["pairs"]["after_recall"] > 0 and stats["validator"]["measurement"]["test"]["random"]["auc"]

@@ -24,3 +24,11 @@ def test_seeded_and_order_free(parsed) -> None:
 def test_bad_fractions() -> None:
     with pytest.raises(ValueError, match="sum to 1"):
         split_queries(["a"], seed=0, fractions=(0.5, 0.2, 0.2))
+
+
+def test_real_fractions_leave_val_and_test_the_larger_shares(parsed) -> None:
+    from validators.config import REAL_SPLITS
+
+    splits = split_queries([q.query_id for q in parsed.queries], seed=0, fractions=REAL_SPLITS)
+    counts = {s: sum(v == s for v in splits.values()) for s in ("train", "val", "test")}
+    assert counts == {"train": 210, "val": 420, "test": 420}

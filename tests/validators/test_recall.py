@@ -73,3 +73,27 @@ def test_distribution_summary() -> None:
     assert d["p50"] == pytest.approx(0.25) and d["min"] == 0.1 and d["max"] == 0.4
     assert sum(h["count"] for h in d["histogram"]) == 4
     assert distribution([]) == {"count": 0}
+
+
+def test_bm25_scores_every_tool_and_matches_rare_words(tools_slice: pl.DataFrame) -> None:
+    from validators.recall import retriever_name, score_matrix, top_k_of_scores
+
+    docs = tool_documents(tools_slice)
+    name = tools_slice["name"][7]
+    scores = score_matrix("bm25", [f"please use {name}", "zzzz qqqq"], docs)
+    assert scores.shape == (2, len(docs))
+    idx, _ = top_k_of_scores(scores, 3)
+    assert 7 in idx[0]  # its own name finds the tool lexically
+    assert not scores[1].any()  # words in no document score nothing
+    assert retriever_name("bm25") == "BM25" and retriever_name(MINILM) == "all-MiniLM-L6-v2"
+
+
+def test_floor_is_a_quantile_of_the_retrievers_own_scores() -> None:
+    from validators.recall import floor_from_distribution
+
+    top = np.array([[9.0, 7.0], [5.0, 3.0], [1.0, 0.5]])  # BM25-scale scores
+    assert floor_from_distribution(top, 0.0) == 0.5
+    assert floor_from_distribution(top, 0.5) == 3.0  # 'lower': an observed score
+    assert floor_from_distribution(top, 1.0) == 9.0
+    with pytest.raises(ValueError, match="not in"):
+        floor_from_distribution(top, 1.2)

@@ -9,7 +9,7 @@ import pytest
 
 from ecoagent.config import SMOLLM2, ModelConfig
 from ecoagent.llm import LLMClient, make_llm
-from validators.sanity import labeled_pairs
+from validators.labels import build_labels, sample_labels
 from validators.validator import Validator
 
 
@@ -41,7 +41,7 @@ def llm() -> LLMClient:
 
 
 def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) -> None:
-    pairs = [lp.pair for lp in labeled_pairs(parsed.queries, 3, seed=0)]
+    pairs = [lp.pair for lp in sample_labels(build_labels(parsed.queries), "dev", 2)]
     checkpoint = tmp_path / "ckpt.jsonl"
     counting = Counting(llm)
     scores = Validator(counting, checkpoint, batch_size=4).score(pairs)
@@ -50,7 +50,7 @@ def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) ->
     lines = [json.loads(x) for x in checkpoint.read_text().splitlines()]
     assert len(lines) == 6
     assert {ln["model"] for ln in lines} == {"HuggingFaceTB/SmolLM2-135M-Instruct"}
-    assert {ln["prompt_version"] for ln in lines} == {"real-yesno-v1"}
+    assert {ln["prompt_version"] for ln in lines} == {"real-judge-v2"}
 
     # a kill mid-write leaves a torn line: it is ignored, and nothing is scored twice
     with checkpoint.open("a") as fh:
@@ -60,7 +60,7 @@ def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) ->
 
     # another prompt version does not reuse these scores
     few_shot = Validator(counting, checkpoint, batch_size=4, few_shot=True)
-    assert few_shot.prompt_version == "real-yesno-fewshot-v1" and few_shot.load_checkpoint() == {}
+    assert few_shot.prompt_version == "real-judge-fewshot-v2" and few_shot.load_checkpoint() == {}
 
 
 def test_batch_size_must_be_positive(llm: LLMClient, tmp_path: Path) -> None:
