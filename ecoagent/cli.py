@@ -11,6 +11,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 # subcommand -> "module:register function"; modules are imported lazily and only if present.
 COMMANDS: dict[str, str] = {
@@ -61,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if getattr(args, "out", None) is not None:
+            from ecoagent.artifacts import ArtifactDir
+
+            ArtifactDir(Path(args.out)).check_writable()  # before any work: a bad --out costs nothing
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError) as exc:
         # bad input or a missing earlier stage: one clear line, no traceback

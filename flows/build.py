@@ -263,6 +263,7 @@ def build_ecoagent(
     raw = {k: v for k, v in locals().items()}
     raw["stage_targets"] = stage_targets or {}
     p = validate_params(raw)
+    ArtifactDir(Path(p.out)).check_writable()  # a bad --out fails here, before any stage starts
     summary_path = Path(p.out) / SUMMARY_FILE
     summary_path.unlink(missing_ok=True)
     runner = make_task_runner(p)

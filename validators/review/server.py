@@ -10,6 +10,7 @@ forbids inline script, so HTML in a tool description is shown, never run.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import threading
@@ -124,6 +125,10 @@ def make_handler(state: ReviewState) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class PortBusy(ValueError):
+    """The labelling page's port is taken; the CLI prints this as its one error line."""
+
+
 class ReviewServer:
     """The labelling server; ``port=0`` picks a free port (see ``url``).
 
@@ -136,7 +141,15 @@ class ReviewServer:
         art = ArtifactDir(Path(out))
         sample = pl.read_parquet(art.require(art.review_sample, "review sample"))
         self.state = ReviewState(sample, Path(labels) if labels else art.review_labels)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(self.state))
+        try:
+            self.httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(self.state))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            raise PortBusy(
+                f"port {port} on 127.0.0.1 is busy (another `ecoagent review` running?): "
+                "stop it, or pass --port with a free port (--port 0 picks one)"
+            ) from None
         self._thread: threading.Thread | None = None
 
     @property

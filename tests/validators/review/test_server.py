@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from validators.review.labels import read_labels
-from validators.review.server import ReviewServer
+from validators.review.server import PortBusy, ReviewServer
 
 
 def _get(url: str) -> tuple[int, dict[str, str], bytes]:
@@ -65,3 +65,12 @@ def test_page_headers_forbid_inline_script(server: ReviewServer) -> None:
 def test_missing_sample(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="ecoagent review sample"):
         ReviewServer(tmp_path)
+
+
+def test_a_busy_port_is_one_clear_error(server: ReviewServer, review_out: Path) -> None:
+    from ecoagent.cli import main
+
+    port = server.httpd.server_address[1]
+    with pytest.raises(PortBusy, match=f"port {port} on 127.0.0.1 is busy"):
+        ReviewServer(review_out, port=port)
+    assert main(["review", "--out", str(review_out), "--port", str(port)]) == 1
