@@ -21,9 +21,7 @@ AUTH_KINDS: tuple[str, ...] = ("none", "api_key", "oauth2", "basic", "other")
 LinkStatus = Literal["ok", "broken", "timeout", "unchecked"]
 LINK_STATUSES: tuple[str, ...] = ("ok", "broken", "timeout", "unchecked")
 
-ARGUMENT = pl.Struct(
-    {"name": pl.String, "type": pl.String, "description": pl.String, "required": pl.Boolean}
-)
+ARGUMENT = pl.Struct({"name": pl.String, "type": pl.String, "description": pl.String, "required": pl.Boolean})
 
 TOOL_SCHEMA: dict[str, pl.DataType] = {
     "tool_id": pl.String(),  # platform:slug[:operation], stable across crawls
@@ -41,6 +39,7 @@ TOOL_SCHEMA: dict[str, pl.DataType] = {
     "requires_auth": pl.Boolean(),
     "auth_configured": pl.Boolean(),
     "link_status": pl.String(),  # one of LINK_STATUSES
+    "injection_flag": pl.Boolean(),  # name/description/arguments hold text addressed to a model
     "consistency": pl.Float64(),  # SBERT cosine(name, description)
     "source_weight": pl.Float64(),
     "doc_quality": pl.Float64(),

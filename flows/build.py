@@ -33,6 +33,7 @@ from prefect.states import State
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import ModelConfig, Profile
+from ecoagent.logs import route_to_prefect
 from ecoagent.summary import format_table
 from flows.fingerprints import code_fingerprint, path_fingerprint, paths_fingerprint
 from flows.params import BuildParams, validate_params
@@ -105,6 +106,7 @@ def _jsonable(value: Any) -> Any:
 def run_stage(call: dict[str, Any]) -> dict[str, Any]:
     """Run one stage (a task body): import its function, call it, return its stats and wall time."""
     logger = get_run_logger()
+    route_to_prefect()  # the stage's own loggers reach this run's log (also on Dask workers)
     func = resolve_target(call["target"])
     profile = _profile_from_dict(call["profile"])
     logger.info("stage %s: %s(out=%s)", call["stage"], call["target"], call["out"])
@@ -262,6 +264,7 @@ def build_ecoagent(
     """
     raw = {k: v for k, v in locals().items()}
     raw["stage_targets"] = stage_targets or {}
+    route_to_prefect()
     p = validate_params(raw)
     ArtifactDir(Path(p.out)).check_writable()  # a bad --out fails here, before any stage starts
     summary_path = Path(p.out) / SUMMARY_FILE
