@@ -116,13 +116,28 @@ def run_stage(call: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     stats = call_stage(func, Path(call["out"]), profile, call["options"], force=call.get("force", False))
     wall = time.perf_counter() - start
-    logger.info("stage %s finished in %.1f s", call["stage"], wall)
+    logger.info("stage %s finished in %.1f s%s", call["stage"], wall, headline(stats))
     return {
         "stage": call["stage"],
         "stats": _jsonable(stats if isinstance(stats, dict) else {"result": stats}),
         "wall_s": round(wall, 3),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def headline(stats: Any, limit: int = 6) -> str:
+    """``: tools 4253, errors 4, ...``: the first top-level numbers of a stage's stats, for its end line."""
+    if not isinstance(stats, dict):
+        return ""
+    numbers = [
+        f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in stats.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+    for k, v in stats.items():  # nested counts such as {"errors": {"count": 4}}
+        if isinstance(v, dict) and isinstance(v.get("count"), int):
+            numbers.append(f"{k} {v['count']}")
+    return (": " + ", ".join(numbers[:limit])) if numbers else ""
 
 
 def _make_task(name: str) -> Any:
@@ -198,7 +213,14 @@ def build_stages(params: dict[str, Any]) -> dict[str, Any]:
     try:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(selected), desc="build-ecoagent", unit="stage")
+        # no ETA: stages differ in cost by 100x (crawl seconds, syn and real most of the run), so a
+        # per-stage rate would promise minutes for a half-hour build
+        bar = tqdm(
+            total=len(selected),
+            desc="build-ecoagent",
+            unit="stage",
+            bar_format="{desc}: {n}/{total} stages |{bar}| {elapsed} elapsed{postfix}",
+        )
     except ImportError:  # pragma: no cover - tqdm comes with the project's dependencies
         bar = None
     for done, name in enumerate(selected, start=1):

@@ -21,6 +21,7 @@ from typing import Any
 
 from ecoagent.checkpoint import JsonlCheckpoint
 from ecoagent.llm import LLMClient, SamplingParams
+from ecoagent.progress import Progress
 from generators.filters import FILTER_VERSION, MAX_WORDS, MIN_WORDS, rejection
 from generators.parse import parse_queries
 from generators.prompts import PROMPT_VERSION, PromptMode, list_conversation, single_conversation
@@ -204,6 +205,7 @@ class QueryGenerator:
         if done:
             log.info("resuming: %d of %d tools already generated", len(tools) - len(todo), len(tools))
         writer = JsonlCheckpoint(checkpoint)
+        bar = Progress(len(todo), "syn generation", "tools", log)
 
         def finished(s: _ToolState) -> None:
             record = {
@@ -214,12 +216,13 @@ class QueryGenerator:
             }
             writer.append([record])  # fsynced: a kill loses only the tools still in flight
             done[record["tool_id"]] = record
+            bar.update()
 
         for start in range(0, len(todo), self.config.tools_per_batch):
             chunk = todo[start : start + self.config.tools_per_batch]
             states = [_ToolState(t, tool_seed(t["tool_id"], self.seed), [], []) for t in chunk]
             self._run_batch(states, finished)
-            log.info("generated %d/%d tools", start + len(chunk), len(todo))
+        bar.close()
         for t in tools:
             yield done[t["tool_id"]]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ecoagent.checkpoint import JsonlCheckpoint
 from ecoagent.llm.base import LLMClient
+from ecoagent.progress import Progress
 from validators.prompt import PROMPT_VERSIONS, validator_conversation
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class Validator:
             len(pairs) - len(todo),
             len(todo),
         )
-        started = time.perf_counter()
+        bar = Progress(len(todo), "validator", "pairs", log)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             probs = self.llm.yes_probability(
@@ -119,7 +119,8 @@ class Validator:
                 )
             self._writer.append(rows, sort_keys=True)
             done = start + len(batch)
+            bar.update(len(batch))
             if progress:
                 progress(done, len(todo))
-            log.info("validator: %d/%d scored (%.1fs)", done, len(todo), time.perf_counter() - started)
+        bar.close()
         return scores
