@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from crawlers.auth import is_credential_name, kind_of_names
+from crawlers.files import decode_utf8
 from crawlers.jsonl import read_jsonl
 from crawlers.record import Argument, ToolRecord, slugify
 from crawlers.report import CrawlErrors
@@ -65,19 +66,19 @@ class Malformed(ValueError):
     """A manifest that cannot be decoded (bad JSON or YAML); the message names the problem."""
 
 
-def load_document(source: Source, path: str) -> Any:
-    """The decoded JSON or YAML of a manifest; ``Malformed`` when it does not decode.
+def load_document(source: Source, path: str, errors: CrawlErrors | None = None) -> Any:
+    """The decoded JSON or YAML of a manifest; ``Malformed`` when it does not parse.
 
-    The one place this crawler decodes files, so that a shared tolerant reader can replace it.
+    Bad bytes are replaced and reported as one error line (``crawlers.files.decode_utf8``, the readers'
+    shared rule), so one stray byte costs a character, not the manifest.
     """
-    raw = source.read(path)
+    text, problem = decode_utf8(source.read(path))
+    if problem and errors is not None:
+        errors.add(PLATFORM, source.describe(path), problem)
     try:
-        text = raw.decode("utf-8")
         if path.endswith((".yaml", ".yml")):
             return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         return json.loads(text)
-    except UnicodeDecodeError:
-        raise Malformed("not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise Malformed(f"bad JSON ({exc.msg} at line {exc.lineno})") from None
     except yaml.YAMLError as exc:
@@ -228,7 +229,7 @@ def read_mcpm(source: Source, errors: CrawlErrors) -> list[Sighting]:
         path = f"{MCPM}/{file}"
         where = source.describe(path)
         try:
-            doc = load_document(source, path)
+            doc = load_document(source, path, errors)
         except Malformed as exc:
             errors.add(PLATFORM, where, str(exc))
             continue
@@ -280,7 +281,7 @@ def read_docker(source: Source, errors: CrawlErrors) -> list[Sighting]:
         path = f"{DOCKER}/{folder}server.yaml"
         where = source.describe(path)
         try:
-            doc = load_document(source, path)
+            doc = load_document(source, path, errors)
         except SourceFileMissing:
             errors.add(PLATFORM, f"{DOCKER}/{folder}", "no server.yaml; skipped")
             continue
@@ -307,7 +308,7 @@ def read_docker(source: Source, errors: CrawlErrors) -> list[Sighting]:
         tools = _tools(doc.get("tools"), where, errors)
         tools_path = f"{DOCKER}/{folder}tools.json"
         try:
-            tools += _tools(load_document(source, tools_path), source.describe(tools_path), errors)
+            tools += _tools(load_document(source, tools_path, errors), source.describe(tools_path), errors)
         except SourceFileMissing:
             pass
         except Malformed as exc:
@@ -337,7 +338,7 @@ def read_official(source: Source, errors: CrawlErrors) -> list[Sighting]:
     """The official registry seed: servers with packages (env vars) and remotes, no tools."""
     where = source.describe(OFFICIAL)
     try:
-        doc = load_document(source, OFFICIAL)
+        doc = load_document(source, OFFICIAL, errors)
     except SourceFileMissing:
         errors.add(PLATFORM, where, "missing; official registry skipped")
         return []
@@ -389,7 +390,7 @@ def read_toolhive(source: Source, errors: CrawlErrors) -> list[Sighting]:
     """ToolHive: local and remote servers with tier, status, transport, env vars and tool names."""
     where = source.describe(TOOLHIVE)
     try:
-        doc = load_document(source, TOOLHIVE)
+        doc = load_document(source, TOOLHIVE, errors)
     except SourceFileMissing:
         errors.add(PLATFORM, where, "missing; ToolHive skipped")
         return []
@@ -442,13 +443,12 @@ def read_servers_readme(source: Source, errors: CrawlErrors) -> list[Sighting]:
     """The ``modelcontextprotocol/servers`` README list: ``- **[Name](url)** - description`` per server."""
     where = source.describe(SERVERS_README)
     try:
-        text = source.read(SERVERS_README).decode("utf-8")
+        text, problem = decode_utf8(source.read(SERVERS_README))
     except SourceFileMissing:
         errors.add(PLATFORM, where, "missing; servers README skipped")
         return []
-    except UnicodeDecodeError:
-        errors.add(PLATFORM, where, "not UTF-8 text")
-        return []
+    if problem:
+        errors.add(PLATFORM, where, problem)
     out = []
     section = ""
     for lineno, line in enumerate(text.splitlines(), 1):

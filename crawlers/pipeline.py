@@ -20,6 +20,7 @@ import polars as pl
 
 from crawlers import crewai, langchain, llamaindex, mcp, n8n
 from crawlers.health import auth_configured, requires_auth
+from crawlers.injection import instruction_spans, looks_like_instruction
 from crawlers.prior import PriorWeights, consistency, doc_quality, metadata_prior
 from crawlers.record import ToolRecord, identifier_words
 from crawlers.redact import redact
@@ -122,6 +123,11 @@ def to_frame(
         row["doc_url"] = redact(row["doc_url"])
         for arg in row["arguments"]:
             arg["description"] = redact(arg["description"])
+        row["name"] = redact(row["name"])
+        row["injection_flag"] = any(
+            looks_like_instruction(t)
+            for t in [row["name"], row["description"], *(a["description"] for a in row["arguments"])]
+        )
         row["requires_auth"] = requires_auth(r)
         row["auth_configured"] = auth_configured(r, environ)
         row["link_status"] = (link_status or {}).get(r.tool_id, "unchecked")
@@ -161,6 +167,7 @@ def summarize(frame: pl.DataFrame, errors: CrawlErrors, timings: Mapping[str, fl
     per_source: Counter[str] = Counter()
     for sources in mcp_rows["sources"].to_list():
         per_source.update({s for s in map(mcp.source_of, sources) if s})
+    flagged = frame.filter(pl.col("injection_flag"))
     return {
         "tools": n,
         "per_platform": dict(sorted(Counter(frame["platform"].to_list()).items())),
@@ -181,6 +188,13 @@ def summarize(frame: pl.DataFrame, errors: CrawlErrors, timings: Mapping[str, fl
         "prior_ge_0_8_share": round(high / prior.len(), 4) if prior.len() else None,
         "prior_mean": round(float(prior.mean()), 4) if prior.len() else None,  # type: ignore[arg-type]
         "prior_per_platform": prior_distribution(frame),
+        "injection_flagged": {
+            "count": flagged.height,
+            "tools": {
+                row["tool_id"]: instruction_spans(row["description"])
+                for row in flagged.select("tool_id", "description").iter_rows(named=True)
+            },
+        },
         "errors": {
             "count": errors.count(),
             "per_platform": {p: len(v) for p, v in errors.lines.items()},
@@ -295,6 +309,12 @@ def run(
     timings["total"] = round(time.perf_counter() - started, 3)
 
     report = summarize(frame, errors, timings)
+    if report["injection_flagged"]["count"]:
+        log.warning(
+            "%d tools carry instruction-like text (injection_flag): %s",
+            report["injection_flagged"]["count"],
+            ", ".join(report["injection_flagged"]["tools"]),
+        )
     report["config"] = {**asdict(config), "fingerprint": fingerprint(asdict(config))}
     if isinstance(source, MirrorSource):
         report["source"] = str(source.root)

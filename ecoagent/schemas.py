@@ -55,6 +55,7 @@ TOOL_SCHEMA: dict[str, pl.DataType] = {
     "requires_auth": pl.Boolean(),
     "auth_configured": pl.Boolean(),
     "link_status": pl.String(),  # one of LINK_STATUSES
+    "injection_flag": pl.Boolean(),  # name/description/arguments hold text addressed to a model
     "consistency": pl.Float64(),  # SBERT cosine(name, description)
     "source_weight": pl.Float64(),
     "doc_quality": pl.Float64(),

@@ -7,6 +7,7 @@ the real stages are run by the tests that import them once they exist.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -51,6 +52,8 @@ def crawl(
 ) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "crawl", platforms=platforms)
+    # a stage's own logger, as the real stages use: it must reach the Prefect run's log
+    logging.getLogger("crawlers.fake").info("fake crawl: %d platforms", len(platforms or [1, 2, 3, 4]))
     _write(a.tools, json.dumps({"platforms": platforms, "seed": profile.seed}))
     write_json(a.crawl_report, {"tools": len(platforms or [1, 2, 3, 4])})
     a.mark_done("crawl", fingerprint({"platforms": platforms}))
