@@ -622,6 +622,7 @@ def assign_keys(groups: list[list[Sighting]]) -> list[Server]:
 
 
 def _records(server: Server, history: History, errors: CrawlErrors) -> list[ToolRecord]:
+    """A server's tool records (or its one server-level record), with the facts merged over its sightings."""
     group = server.group
     names = list(dict.fromkeys(n for s in group for n in s.auth_names))
     required = list(dict.fromkeys(n for s in group for n in s.required_auth if n in names))
