@@ -31,6 +31,8 @@ PAGE_BAD_YAML = "crewai/docs/ai-ml/dalletool.mdx"
 PAGE_MD = "langchain/docs/src/oss/integrations/tools/tavily_search.md"
 TOML = "llamaindex/integrations/llama-index-tools-brave-search/pyproject.toml"
 TOML_BAD = "llamaindex/integrations/llama-index-tools-arxiv/pyproject.toml"
+MCP_JSON = "mcp/pathintegral-institute__mcpm.sh/mcp-registry/servers/brave-search.json"
+MCP_YAML = "mcp/docker__mcp-registry/servers/aks/server.yaml"
 
 
 def _insert_after(path: Path, marker: bytes, extra: bytes = BAD) -> None:
@@ -43,7 +45,7 @@ def _insert_after(path: Path, marker: bytes, extra: bytes = BAD) -> None:
 @pytest.fixture(scope="module")
 def corrupt_crawl(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> tuple[pl.DataFrame, dict]:
     root = tmp_path_factory.mktemp("corrupt") / "mirror"
-    for platform in ("crewai", "langchain", "llamaindex", "n8n"):
+    for platform in ("crewai", "langchain", "llamaindex", "n8n", "mcp"):
         shutil.copytree(mirror / platform, root / platform)
     _insert_after(root / CODEX, b'"categories": ["Sal')  # the issue's reproduction: 0xff inside a string
     _insert_after(root / NODES_PART, b'"description": "')
@@ -59,6 +61,8 @@ def corrupt_crawl(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> tup
     _insert_after(root / PAGE_MD, b"[Tavily's Search API](https://tavily.com) is a ")
     _insert_after(root / TOML, b'description = "llama-index ')
     (root / TOML_BAD).write_bytes((root / TOML_BAD).read_bytes().replace(b"[project]", b"[project", 1))
+    _insert_after(root / MCP_JSON, b'"description": "')
+    _insert_after(root / MCP_YAML, b"description: Azure ")
     out = tmp_path_factory.mktemp("corrupt_out")
     report = run(out, get_profile("embedded"), mirror=root, environ={}, with_prior=False)
     return pl.read_parquet(out / "tools.parquet"), report
@@ -84,7 +88,16 @@ def test_each_corrupt_file_is_named_with_its_problem(corrupt_crawl: tuple[pl.Dat
         assert len(found) == 1, (where, found)
         return found[0]
 
-    for where in (CODEX, SPEC, PAGE_YAML, PAGE_MD, TOML, "n8n/nodes-base/types.nodes.json"):
+    for where in (
+        CODEX,
+        SPEC,
+        PAGE_YAML,
+        PAGE_MD,
+        TOML,
+        "n8n/nodes-base/types.nodes.json",
+        MCP_JSON,
+        MCP_YAML,
+    ):
         assert "not valid UTF-8 (byte 0xff at position" in problem(where)
     assert problem(FACTS).startswith(f"{FACTS} line 2: not valid UTF-8")
     assert "bad JSON" in problem(LC_FACTS) and "line skipped" in problem(LC_FACTS)
