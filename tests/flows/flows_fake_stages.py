@@ -60,7 +60,7 @@ def crawl(
     return {"tools": len(platforms or [1, 2, 3, 4]), "per_platform": {p: 1 for p in platforms or []}}
 
 
-def syn(out: Path, profile: Any, max_tools: int | None = None, split_by: str = "query") -> dict[str, Any]:
+def syn(out: Path, profile: Any, max_tools: int | None = None) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "syn", max_tools=max_tools, met=_rendezvous(out, "syn", "real"))
     tools = a.tools.read_text()
