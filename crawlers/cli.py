@@ -60,13 +60,14 @@ def _run(args: argparse.Namespace) -> int:
     print_table(["field", "share missing"], list(report["missing_share"].items()))
     share = report["prior_ge_0_8_share"]
     print_table(
-        ["tools", "prior >= 0.8", "share", "errors", "seconds"],
+        ["tools", "prior >= 0.8", "share", "errors", "injection-flagged", "seconds"],
         [
             (
                 report["tools"],
                 report["prior_ge_0_8"],
                 share if share is not None else "-",
                 report["errors"]["count"],
+                report["injection_flagged"]["count"],
                 report["timings_s"]["total"],
             )
         ],
