@@ -74,13 +74,14 @@ def _run(args: argparse.Namespace) -> int:
     )
     share = report["prior_ge_0_8_share"]
     print_table(
-        ["tools", "prior >= 0.8", "share", "errors", "seconds"],
+        ["tools", "prior >= 0.8", "share", "errors", "injection-flagged", "seconds"],
         [
             (
                 report["tools"],
                 report["prior_ge_0_8"],
                 share if share is not None else "-",
                 report["errors"]["count"],
+                report["injection_flagged"]["count"],
                 report["timings_s"]["total"],
             )
         ],
