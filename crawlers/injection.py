@@ -32,7 +32,8 @@ _PATTERNS = [
     r"\b(?:output|say|print|repeat|write)\s+(?:only\s+|just\s+)?[\"'`]?(?-i:[A-Z]{4,})[\"'`]?"
     r"(?:\s+(?:\d+|ten|twenty|many)\s+times|\s+only)\b",
     r"\b(?:output|say|print)\s+(?:only|just|nothing\s+but)\s+[\"'`]?(?-i:[A-Z]{4,})\b",
-    r"\b(?:jailbreak|jailbroken|developer\s+mode|DAN\s+mode)\b",
+    # "jailbreak" alone is a device state in MDM tools (Okta's "jailbreak/root detection"): not a flag
+    r"\b(?:jailbreak\s+(?:mode|prompt)|developer\s+mode\s+(?:enabled|on)|DAN\s+mode)\b",
     r"\b(?:do\s+not|don't)\s+(?:follow|obey)\s+(?:the\s+|your\s+|any\s+)?(?:previous|prior|above|system|original)\b",
     r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>",
     r"\[/?INST\]|<</?SYS>>",

@@ -38,7 +38,7 @@ class ToolEchoLLM(LLMClient):
                     os.kill(os.getpid(), signal.SIGKILL)
                 out.append("")
                 continue
-            out.append(f"please find the weather forecast for town number {params.seed} next week")
+            out.append(f"please find the weather forecast for town number {params.seed} next week.")
         return out
 
     def yes_probability(self, conversations: list[Conversation]) -> list[float]:

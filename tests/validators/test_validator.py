@@ -58,7 +58,7 @@ def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) ->
     again = Validator(counting, checkpoint, batch_size=4).score(pairs)
     assert again == scores and counting.scored == 6
     # the next append starts on a line of its own: the torn fragment is set aside, no record is lost
-    more = [lp.pair for lp in labeled_pairs(parsed.queries, 4, seed=0)]
+    more = [lp.pair for lp in sample_labels(build_labels(parsed.queries), "dev", 4)]
     Validator(counting, checkpoint, batch_size=4).score(more)
     assert len(checkpoint.read_text().splitlines()) == len({p.key for p in pairs + more})
     assert set(Validator(counting, checkpoint, batch_size=4).load_checkpoint()) == {
