@@ -19,7 +19,16 @@ from threadpoolctl import threadpool_limits
 
 from ecoagent.summary import print_table
 from rated.config import RATEDConfig, Variant
-from rated.evaluation.baselines import BatchUpdate, GlobalMAB, HealthCheckBlacklist, Retry, StaticRetriever
+from rated.evaluation.baselines import (
+    BatchUpdate,
+    FullLinUCB,
+    GlobalDUCB,
+    HealthCheckBlacklist,
+    OnlineEmbeddingUpdate,
+    Retry,
+    SlidingWindowUCB,
+    StaticRetriever,
+)
 from rated.evaluation.candidates import CandidateLists
 from rated.evaluation.failures import Scenario
 from rated.evaluation.metrics import PostFailSuccessRate
@@ -58,7 +67,8 @@ def main() -> None:
     tools, q_emb, pool, prior = world(args.tools, args.queries, 384, args.seed)
     ids = [f"t{i}" for i in range(args.tools)]
     config = RATEDConfig()
-    candidates = CandidateLists.from_scores((q_emb @ tools.T).astype(np.float64), config.top_k)
+    candidates = CandidateLists.from_scores((q_emb @ tools.T).astype(np.float64), 2 * config.top_k)
+    k = config.top_k
     warm_idx = np.random.default_rng(1).integers(0, len(pool), size=2000)
     warm = (q_emb[warm_idx], [pool.relevant[i] for i in warm_idx])
 
@@ -67,18 +77,27 @@ def main() -> None:
 
     t0 = time.perf_counter()
     policies = [
-        StaticRetriever(candidates, "Static top-1 (baseline)"),
-        HealthCheckBlacklist(candidates),
-        Retry(candidates, k=3),
-        BatchUpdate(candidates, args.tools),
-        GlobalMAB(candidates, prior),
+        StaticRetriever(candidates, "Static top-1 (baseline)", k),
+        HealthCheckBlacklist(candidates, k=k),
+        Retry(candidates, k=3, depth=k),
+        BatchUpdate(candidates, args.tools, k=k),
+        GlobalDUCB(candidates, prior, k=k),
+        SlidingWindowUCB(candidates, prior, window=100, k=k),
+        OnlineEmbeddingUpdate(candidates, q_emb, tools, lr=0.1, k=k),
+        FullLinUCB(candidates, q_emb, prior, dim=32, k=k),
         RatedPolicy(rated(Variant.NO_FEEDBACK), q_emb, "RATED w/o Feedback"),
         RatedPolicy(rated(Variant.GLOBAL_MAB), q_emb, "RATED w/ Global MAB"),
         RatedPolicy(rated(Variant.FULL), q_emb, "RATED Full"),
+        RatedPolicy(rated(Variant.FULL), q_emb, "RATED (task-success feedback)", feedback="task"),
     ]
+    warm_cands = CandidateLists.from_scores((warm[0] @ tools.T).astype(np.float64), 2 * config.top_k)
     for p in policies:
         if isinstance(p, RatedPolicy):
             p.warm_up(*warm)
+        elif isinstance(p, OnlineEmbeddingUpdate | FullLinUCB):
+            p.warm_up(warm_cands, warm[1], warm[0])
+        elif isinstance(p, GlobalDUCB | SlidingWindowUCB):
+            p.warm_up(warm_cands, warm[1])
     setup = time.perf_counter() - t0
 
     stream = Stream.sample(pool, args.steps, args.seed)
@@ -105,7 +124,7 @@ def main() -> None:
         title=f"{args.steps:,} steps, {args.tools:,} tools, {args.queries} queries, seed {args.seed}",
     )
     print(
-        f"\nsetup (RATED warm-up of 2,000 pairs x 3 variants): {setup:.2f}s; schedule + oracle: {schedule_s:.2f}s"
+        f"\nsetup (policies built, RATED warm-ups of 2,000 pairs): {setup:.2f}s; schedule + oracle: {schedule_s:.2f}s"
     )
 
 

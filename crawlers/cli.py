@@ -1,4 +1,4 @@
-"""``ecoagent crawl``: the four catalogs (mirror or live) into ``tools.parquet`` + ``crawl_report.json``."""
+"""``ecoagent crawl``: the five catalogs (mirror or live) into ``tools.parquet`` + ``crawl_report.json``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         "--probe-links", action="store_true", help="check doc and endpoint URLs (HEAD, GET fallback)"
     )
     parser.add_argument(
-        "--platforms", default=None, help="comma-separated subset of langchain,crewai,llamaindex,n8n"
+        "--platforms", default=None, help="comma-separated subset of langchain,crewai,llamaindex,n8n,mcp"
     )
     parser.set_defaults(func=_run)
 
@@ -57,16 +57,31 @@ def _run(args: argparse.Namespace) -> int:
         title="crawl",
     )
     print_table(["auth kind", "tools"], list(report["per_auth_kind"].items()))
+    print_table(["granularity", "tools"], list(report["per_granularity"].items()))
+    print_table(["catalog status", "tools"], list(report["per_catalog_status"].items()))
+    if report["mcp"]["records_per_source"]:
+        print_table(
+            ["MCP source", "records it contributed to"], list(report["mcp"]["records_per_source"].items())
+        )
     print_table(["field", "share missing"], list(report["missing_share"].items()))
+    print_table(
+        ["platform", "tools", "prior >= 0.8", "mean", "p10", "median", "p90"],
+        [
+            (p, d["tools"], d["ge_0_8_share"], d["mean"], d["p10"], d["p50"], d["p90"])
+            for p, d in report["prior_per_platform"].items()
+        ],
+        title="metadata prior",
+    )
     share = report["prior_ge_0_8_share"]
     print_table(
-        ["tools", "prior >= 0.8", "share", "errors", "seconds"],
+        ["tools", "prior >= 0.8", "share", "errors", "injection-flagged", "seconds"],
         [
             (
                 report["tools"],
                 report["prior_ge_0_8"],
                 share if share is not None else "-",
                 report["errors"]["count"],
+                report["injection_flagged"]["count"],
                 report["timings_s"]["total"],
             )
         ],

@@ -7,18 +7,17 @@ category. All sightings of one class merge into ``crewai:<class_name as snake_ca
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from crawlers.auth import is_credential_name, kind_of_names
-from crawlers.jsonl import read_jsonl
+from crawlers.files import read_json, read_jsonl, read_page, read_text
 from crawlers.record import RecordSet, ToolRecord, slugify
 from crawlers.report import CrawlErrors
 from crawlers.schema_args import arguments_from_schema
 from crawlers.source import Source, SourceFileMissing
-from crawlers.text import FrontMatterError, first_heading, opening_description, parse_page
+from crawlers.text import first_heading, opening_description
 
 PLATFORM = "crewai"
 _CLASS_REF = re.compile(r"`([A-Z][A-Za-z0-9]*(?:Tool|Tools|Adapter|ToolSet|Toolkit))`")
@@ -95,12 +94,7 @@ def crawl(source: Source, errors: CrawlErrors, urls: CrewAIUrls | None = None) -
     """All CrewAI tools of the source, one record per tool class (spec + code facts + docs + READMEs)."""
     urls = urls or CrewAIUrls()
     spec_path = f"{PLATFORM}/tool.specs.json"
-    try:
-        spec = json.loads(source.read(spec_path))
-    except SourceFileMissing as exc:
-        raise FileNotFoundError(f"crewai: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"crewai: {source.describe(spec_path)} is not valid JSON ({exc.msg})") from None
+    spec = read_json(source, spec_path, PLATFORM, errors, required=True)
     entries = spec.get("tools") if isinstance(spec, dict) else None
     if not isinstance(entries, list):
         raise ValueError(f"crewai: {source.describe(spec_path)} has no 'tools' list")
@@ -178,13 +172,9 @@ def _read_docs(
                 continue
             path = f"{root}/{category}/{name}"
             where = source.describe(path)
-            try:
-                page = parse_page(source.read(path).decode("utf-8"))
-            except (FrontMatterError, UnicodeDecodeError) as exc:
-                errors.add(PLATFORM, where, str(exc))
+            page = read_page(source, path, PLATFORM, errors)  # listed but unreachable: live source reports it
+            if page is None:
                 continue
-            except SourceFileMissing:
-                continue  # listed but unreachable: the live source reports it
             stem = name[: -len(".mdx")]
             heading = first_heading(page.body) or ""
             class_name = by_lower.get(_norm(heading)) or by_lower.get(_norm(stem))
@@ -231,13 +221,9 @@ def _read_readmes(
         text = None
         for readme in ("README.md", "README.MD"):
             path = f"{PLATFORM}/{folder}/{readme}"
-            try:
-                text = source.read(path).decode("utf-8")
+            text = read_text(source, path, PLATFORM, errors, missing=None)
+            if text is not None:
                 break
-            except SourceFileMissing:
-                continue
-            except UnicodeDecodeError:
-                errors.add(PLATFORM, source.describe(path), "not UTF-8 text")
         if text is None:
             continue
         upstream = folder.replace("readmes/", "lib/crewai-tools/src/crewai_tools/", 1)

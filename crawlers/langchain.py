@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawlers.auth import is_agent_key, is_credential_name, kind_of_names
-from crawlers.jsonl import read_jsonl
+from crawlers.files import read_jsonl, read_page, read_text
 from crawlers.record import Argument, RecordSet, ToolRecord, slugify
 from crawlers.report import CrawlErrors
 from crawlers.source import Source, SourceFileMissing
-from crawlers.text import FrontMatterError, code_blocks, opening_description, parse_page
+from crawlers.text import code_blocks, opening_description
 
 PLATFORM = "langchain"
 PAGES = f"{PLATFORM}/docs/src/oss/integrations/tools"
@@ -53,10 +53,8 @@ def _module_path(dotted: str) -> list[str]:
 def _index_categories(source: Source, errors: CrawlErrors) -> dict[str, list[str]]:
     """Page slug -> categories of ``index.md``'s tables (``## Search`` ...)."""
     path = f"{PAGES}/index.md"
-    try:
-        text = source.read(path).decode("utf-8")
-    except SourceFileMissing:
-        errors.add(PLATFORM, source.describe(path), "missing; no categories")
+    text = read_text(source, path, PLATFORM, errors, missing="missing; no categories")
+    if text is None:
         return {}
     out: dict[str, list[str]] = {}
     for section in re.split(r"^## ", text, flags=re.M)[1:]:
@@ -159,13 +157,9 @@ def _read_page(
 ) -> None:
     path = f"{PAGES}/{name}"
     where = source.describe(path)
-    try:
-        page = parse_page(source.read(path).decode("utf-8"))
-    except (FrontMatterError, UnicodeDecodeError) as exc:
-        errors.add(PLATFORM, where, str(exc))
+    page = read_page(source, path, PLATFORM, errors)  # listed but unreachable: the live source reports it
+    if page is None:
         return
-    except SourceFileMissing:
-        return  # listed but unreachable: the live source reports it
     slug = name.rsplit(".", 1)[0]
     title = str(page.meta.get("title") or "").strip()
     env = [v for v in page_env_vars(page.body) if is_credential_name(v)]

@@ -10,12 +10,11 @@ Specs whose functions appear only at run time (MCP, Zapier) are one tool each. T
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from typing import Any
 
 from crawlers.auth import is_credential_name, kind_of_names
-from crawlers.jsonl import read_jsonl
+from crawlers.files import read_jsonl, read_text, read_toml
 from crawlers.record import Argument, ToolRecord, slugify
 from crawlers.report import CrawlErrors
 from crawlers.source import Source, SourceFileMissing
@@ -65,23 +64,10 @@ def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 def _package_meta(source: Source, package: str, errors: CrawlErrors) -> tuple[dict[str, Any], str]:
     """``[project]`` of the package's pyproject.toml and its README text (empty when unreadable)."""
-    project: dict[str, Any] = {}
-    path = f"{PACKAGES}/{package}/pyproject.toml"
-    try:
-        project = tomllib.loads(source.read(path).decode("utf-8")).get("project") or {}
-    except SourceFileMissing:
-        errors.add(PLATFORM, source.describe(path), "missing")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        errors.add(PLATFORM, source.describe(path), f"not valid TOML ({exc})")
-    readme = ""
-    path = f"{PACKAGES}/{package}/README.md"
-    try:
-        readme = source.read(path).decode("utf-8")
-    except SourceFileMissing:
-        errors.add(PLATFORM, source.describe(path), "missing")
-    except UnicodeDecodeError:
-        errors.add(PLATFORM, source.describe(path), "not UTF-8 text")
-    return project, readme
+    table = read_toml(source, f"{PACKAGES}/{package}/pyproject.toml", PLATFORM, errors) or {}
+    project = table.get("project")
+    readme = read_text(source, f"{PACKAGES}/{package}/README.md", PLATFORM, errors) or ""
+    return project if isinstance(project, dict) else {}, readme
 
 
 def crawl(source: Source, errors: CrawlErrors, urls: LlamaIndexUrls | None = None) -> list[ToolRecord]:

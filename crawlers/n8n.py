@@ -10,15 +10,14 @@ secret field) and, with ``requestDefaults`` and per-option ``routing``, the endp
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from crawlers.jsonl import read_jsonl
-from crawlers.record import Argument, RecordSet, ToolRecord, slugify
+from crawlers.files import read_json, read_jsonl
+from crawlers.record import Argument, RecordSet, ToolRecord, identifier_words, slugify
 from crawlers.report import CrawlErrors
-from crawlers.source import Source, SourceFileMissing
+from crawlers.source import Source
 
 PLATFORM = "n8n"
 PACKAGES: dict[str, str] = {"nodes-base": "n8n-nodes-base", "nodes-langchain": "@n8n/n8n-nodes-langchain"}
@@ -31,15 +30,6 @@ class N8nUrls:
     """Public URLs written into records."""
 
     credential_docs: str = "https://docs.n8n.io/integrations/builtin/credentials"
-
-
-def _json(source: Source, path: str) -> Any:
-    try:
-        return json.loads(source.read(path))
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"n8n: {source.describe(path)} is not valid JSON ({exc.msg} at line {exc.lineno})"
-        ) from None
 
 
 _DOC_HOSTS = ("docs.", "help.", "support.", "developer.", "developers.", "www.")
@@ -188,20 +178,21 @@ def crawl(source: Source, errors: CrawlErrors, urls: N8nUrls | None = None) -> l
     creds: dict[str, dict[str, Any]] = {}
     for folder in PACKAGES:
         nodes_path = f"{PLATFORM}/{folder}/types.nodes.json"
-        try:
-            entries = _json(source, nodes_path)
-            cred_list = _json(source, f"{PLATFORM}/{folder}/types.credentials.json")
-        except SourceFileMissing as exc:
-            raise FileNotFoundError(f"n8n: {exc}") from None
+        entries = read_json(source, nodes_path, PLATFORM, errors, required=True)
+        cred_list = read_json(
+            source, f"{PLATFORM}/{folder}/types.credentials.json", PLATFORM, errors, required=True
+        )
         if not isinstance(entries, list) or not isinstance(cred_list, list):
             raise ValueError(
                 f"n8n: {source.describe(nodes_path)} or its credentials file is not a JSON array"
             )
-        try:
-            known = _json(source, f"{PLATFORM}/{folder}/known.nodes.json")
-        except SourceFileMissing:
-            errors.add(PLATFORM, f"{PLATFORM}/{folder}/known.nodes.json", "missing; codex files not read")
-            known = {}
+        known = read_json(
+            source,
+            f"{PLATFORM}/{folder}/known.nodes.json",
+            PLATFORM,
+            errors,
+            missing="missing; codex files not read",
+        )
         loaded[folder] = (nodes_path, entries, known if isinstance(known, dict) else {})
         for i, c in enumerate(cred_list):
             if not isinstance(c, dict) or not c.get("name"):
@@ -246,13 +237,7 @@ def _read_codex(source: Source, errors: CrawlErrors, folder: str, source_path: s
     if not source_path.endswith(".node.js"):
         return None
     path = f"{PLATFORM}/{folder}/codex/{source_path.removeprefix('dist/')[: -len('.js')]}.json"
-    try:
-        data = json.loads(source.read(path))
-    except SourceFileMissing:
-        return None  # the AI nodes keep their codex inside types.nodes
-    except json.JSONDecodeError as exc:
-        errors.add(PLATFORM, source.describe(path), f"bad JSON ({exc.msg})")
-        return None
+    data = read_json(source, path, PLATFORM, errors, missing=None)  # AI nodes keep their codex in types.nodes
     return data if isinstance(data, dict) else None
 
 
@@ -321,6 +306,10 @@ def _add_entry(
             ToolRecord(
                 tool_id=f"{base_id}:{op_id}",
                 name=f"{display}: {action}",
+                # n8n's own name for the tool: node, resource and the option's name ("Slack channel Archive")
+                given_name=" ".join(
+                    w for w in (display, identifier_words(resource or ""), str(option.get("name") or op)) if w
+                ),
                 description=op_description,
                 endpoints=op_endpoints,
                 arguments=_arguments(props, resource, op),

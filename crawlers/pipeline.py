@@ -1,4 +1,4 @@
-"""The crawl stage: four platform crawlers -> one validated tool table with health signals and the prior.
+"""The crawl stage: five platform crawlers -> one validated tool table with health signals and the prior.
 
 ``run`` is what ``ecoagent crawl`` and the Prefect flow call. A malformed file or entry becomes an error
 line in ``crawl_report.json`` and the crawl goes on; only a platform whose whole source is unreadable
@@ -18,16 +18,25 @@ from typing import Any
 
 import polars as pl
 
-from crawlers import crewai, langchain, llamaindex, n8n
+from crawlers import crewai, langchain, llamaindex, mcp, n8n
 from crawlers.health import auth_configured, requires_auth
+from crawlers.injection import instruction_spans, looks_like_instruction
 from crawlers.prior import PriorWeights, consistency, doc_quality, metadata_prior
-from crawlers.record import ToolRecord
+from crawlers.record import ToolRecord, identifier_words
 from crawlers.redact import redact
 from crawlers.report import CrawlErrors, SourceFailed
 from crawlers.source import MirrorSource, Source
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.config import Profile, default_mirror
-from ecoagent.schemas import AUTH_KINDS, PLATFORMS, TOOL_SCHEMA, rows_to_frame, validate_tools
+from ecoagent.schemas import (
+    AUTH_KINDS,
+    CATALOG_STATUSES,
+    GRANULARITIES,
+    PLATFORMS,
+    TOOL_SCHEMA,
+    rows_to_frame,
+    validate_tools,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +45,17 @@ CRAWLERS: dict[str, Callable[[Source, CrawlErrors], list[ToolRecord]]] = {
     "crewai": crewai.crawl,
     "llamaindex": llamaindex.crawl,
     "n8n": n8n.crawl,
+    "mcp": mcp.crawl,
 }
+# licences of the framework catalogs (../shared/catalogs/README.md); MCP records carry their own
+CATALOG_LICENCES: dict[str, str] = {
+    "langchain": "MIT",
+    "crewai": "MIT",
+    "llamaindex": "MIT",
+    "n8n": "Sustainable Use License",
+}
+# platforms without live routes yet (crawlers/live.py): a live crawl leaves them out by default
+MIRROR_ONLY: tuple[str, ...] = ("mcp",)
 MISSING_FIELDS = ("description", "endpoints", "doc_url", "auth_names", "tags", "arguments")
 HIGH_PRIOR = 0.8
 
@@ -104,14 +123,22 @@ def to_frame(
         row["doc_url"] = redact(row["doc_url"])
         for arg in row["arguments"]:
             arg["description"] = redact(arg["description"])
+        row["name"] = redact(row["name"])
+        row["injection_flag"] = any(
+            looks_like_instruction(t)
+            for t in [row["name"], row["description"], *(a["description"] for a in row["arguments"])]
+        )
         row["requires_auth"] = requires_auth(r)
         row["auth_configured"] = auth_configured(r, environ)
         row["link_status"] = (link_status or {}).get(r.tool_id, "unchecked")
+        row["licence"] = row["licence"] or CATALOG_LICENCES.get(r.platform)
         rows.append(row)
     if encoder is not None and rows:
-        cons = consistency([r.name for r in records], [r.description for r in records], encoder, cache=cache)
+        names = [identifier_words(r.given_name or r.name) for r in records]
+        cons = consistency(names, [r.description for r in records], encoder, cache=cache)
         quality = doc_quality([r.description for r in records], [", ".join(r.tags) for r in records], weights)
-        source, prior = metadata_prior(cons, [r.platform for r in records], quality, weights)
+        lists = ["official" if r.is_official else r.platform for r in records]
+        source, prior = metadata_prior(cons, lists, quality, weights)
         for i, row in enumerate(rows):
             row.update(
                 consistency=float(cons[i]),
@@ -136,17 +163,38 @@ def summarize(frame: pl.DataFrame, errors: CrawlErrors, timings: Mapping[str, fl
         missing[column] = round(frame.select(empty.sum()).item() / n, 4) if n else 0.0
     prior = frame["prior"].drop_nulls()
     high = int((prior >= HIGH_PRIOR).sum())
+    mcp_rows = frame.filter(pl.col("platform") == "mcp")
+    per_source: Counter[str] = Counter()
+    for sources in mcp_rows["sources"].to_list():
+        per_source.update({s for s in map(mcp.source_of, sources) if s})
+    flagged = frame.filter(pl.col("injection_flag"))
     return {
         "tools": n,
         "per_platform": dict(sorted(Counter(frame["platform"].to_list()).items())),
         "per_auth_kind": {k: int((frame["auth_kind"] == k).sum()) for k in AUTH_KINDS},
         "per_link_status": dict(sorted(Counter(frame["link_status"].to_list()).items())),
+        "per_granularity": {g: int((frame["granularity"] == g).sum()) for g in GRANULARITIES},
+        "per_catalog_status": {s: int((frame["catalog_status"] == s).sum()) for s in CATALOG_STATUSES},
+        "per_transport": dict(sorted(Counter(str(t) for t in mcp_rows["transport"].to_list()).items())),
+        "mcp": {
+            "servers": mcp_rows["server"].n_unique(),
+            "records_per_source": dict(sorted(per_source.items())),
+            "official": int(mcp_rows["is_official"].sum()),
+        },
         "requires_auth": int(frame["requires_auth"].sum()),
         "auth_configured": int(frame["auth_configured"].sum()),
         "missing_share": missing,
         "prior_ge_0_8": high,
         "prior_ge_0_8_share": round(high / prior.len(), 4) if prior.len() else None,
         "prior_mean": round(float(prior.mean()), 4) if prior.len() else None,  # type: ignore[arg-type]
+        "prior_per_platform": prior_distribution(frame),
+        "injection_flagged": {
+            "count": flagged.height,
+            "tools": {
+                row["tool_id"]: instruction_spans(row["description"])
+                for row in flagged.select("tool_id", "description").iter_rows(named=True)
+            },
+        },
         "errors": {
             "count": errors.count(),
             "per_platform": {p: len(v) for p, v in errors.lines.items()},
@@ -154,6 +202,22 @@ def summarize(frame: pl.DataFrame, errors: CrawlErrors, timings: Mapping[str, fl
         },
         "timings_s": dict(timings),
     }
+
+
+def prior_distribution(frame: pl.DataFrame) -> dict[str, dict[str, float | int]]:
+    """Per platform: tools with a prior, the share >= 0.8, mean and quantiles of the prior."""
+    out: dict[str, dict[str, float | int]] = {}
+    for platform in sorted(set(frame["platform"].to_list())):
+        p = frame.filter(pl.col("platform") == platform)["prior"].drop_nulls()
+        if not p.len():
+            continue
+        out[platform] = {
+            "tools": p.len(),
+            "ge_0_8_share": round(float((p >= HIGH_PRIOR).mean()), 4),  # type: ignore[arg-type]
+            "mean": round(float(p.mean()), 4),  # type: ignore[arg-type]
+            **{f"p{q}": round(float(p.quantile(q / 100, "linear")), 4) for q in (0, 10, 25, 50, 75, 90, 100)},  # type: ignore[arg-type]
+        }
+    return out
 
 
 def make_source(mirror: Path | None, live: bool, cache: Path, live_config: Any = None) -> Source:
@@ -184,9 +248,10 @@ def run(
 
     Args:
         mirror: a folder laid out like ``../shared/catalogs`` (default: ``ecoagent.config.default_mirror()``).
-        live: fetch from the upstream URLs instead (``live_config`` sets base URLs, rate limits, retries).
+        live: fetch from the upstream URLs instead (``live_config`` sets base URLs, rate limits, retries);
+            platforms in ``MIRROR_ONLY`` (mcp) are left out, and naming one is an error.
         probe_links: check each tool's doc URL and first endpoint (``probe_config`` sets the guard).
-        platforms: a subset of ``langchain, crewai, llamaindex, n8n`` (comma string or list).
+        platforms: a subset of ``langchain, crewai, llamaindex, n8n, mcp`` (comma string or list).
         environ: where ``auth_configured`` looks (default ``os.environ``).
         with_prior: False skips the SBERT prior (its columns stay null); the benchmark's baseline.
         embedding_cache: True keeps SBERT embeddings in ``ecoagent.models.cache_dir()/embeddings.sqlite``
@@ -195,6 +260,12 @@ def run(
     started = time.perf_counter()
     art = ArtifactDir(out)
     chosen = parse_platforms(platforms)
+    if live:
+        if platforms is not None and set(chosen) & set(MIRROR_ONLY):
+            raise ValueError(f"platform(s) {[p for p in chosen if p in MIRROR_ONLY]} have no live routes yet")
+        if set(chosen) & set(MIRROR_ONLY):
+            log.info("live crawl: leaving out %s (no live routes yet; crawl it from the mirror)", MIRROR_ONLY)
+        chosen = tuple(p for p in chosen if p not in MIRROR_ONLY)
     weights = weights or PriorWeights()
     config = CrawlConfig(
         platforms=chosen,
@@ -238,6 +309,12 @@ def run(
     timings["total"] = round(time.perf_counter() - started, 3)
 
     report = summarize(frame, errors, timings)
+    if report["injection_flagged"]["count"]:
+        log.warning(
+            "%d tools carry instruction-like text (injection_flag): %s",
+            report["injection_flagged"]["count"],
+            ", ".join(report["injection_flagged"]["tools"]),
+        )
     report["config"] = {**asdict(config), "fingerprint": fingerprint(asdict(config))}
     if isinstance(source, MirrorSource):
         report["source"] = str(source.root)

@@ -1,9 +1,10 @@
 """The metadata prior: a static per-tool reliability guess from how well the metadata hangs together.
 
 prior = 0.5 * consistency + 0.3 * source weight + 0.2 * documentation quality, where consistency is the
-SBERT cosine of the tool's name and description (negatives clipped to 0), the source weight trusts
-official lists over framework catalogs over workflow nodes, and documentation quality rewards
-descriptions and tag strings that are long relative to the catalog's median.
+SBERT cosine of the name the source gives the tool and its description (negatives clipped to 0), the
+source weight trusts official lists over framework catalogs over workflow nodes over community lists,
+and documentation quality is a logistic centred at the catalog's median length, so that short or empty
+descriptions and tag strings score low and long ones high.
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ class PriorWeights:
     Args:
         consistency, source, doc_quality: the three parts' weights; they must sum to 1.
         description, tags: the weights of description length and tag-string length in doc quality.
-        source_weights: (platform, weight) pairs; ``other_source`` for platforms not listed.
+        source_weights: (platform, weight) pairs; ``other_source`` for platforms not listed (community
+            MCP servers); ``official`` is the weight of a tool on an official list.
+        doc_centre: the length, in medians, where doc quality is 0.5 (1.0: at the median).
+        doc_steepness: the logistic's slope per median of length.
     """
 
     consistency: float = 0.5
@@ -46,9 +50,20 @@ class PriorWeights:
     tags: float = 0.4
     source_weights: tuple[tuple[str, float], ...] = field(default=DEFAULT_SOURCE_WEIGHTS)
     other_source: float = 0.6
+    doc_centre: float = 1.0
+    doc_steepness: float = 2.0
 
     def __post_init__(self) -> None:
-        for name in ("consistency", "source", "doc_quality", "description", "tags", "other_source"):
+        names = (
+            "consistency",
+            "source",
+            "doc_quality",
+            "description",
+            "tags",
+            "other_source",
+            "doc_steepness",
+        )
+        for name in names:
             if getattr(self, name) < 0:
                 raise ValueError(f"prior weight {name} must be >= 0, got {getattr(self, name)}")
         if not math.isclose(self.consistency + self.source + self.doc_quality, 1.0):
@@ -71,14 +86,19 @@ def median_normalized(lengths: np.ndarray) -> np.ndarray:
 
 
 def doc_quality(descriptions: Sequence[str], tag_strings: Sequence[str], weights: PriorWeights) -> np.ndarray:
-    """0.6 * logistic(len(desc) / median) + 0.4 * logistic(len(tags) / median).
+    """0.6 * logistic(k (len(desc) / median - c)) + 0.4 * the same for the tag string (k=2, c=1).
 
-    The paper's wording taken literally: each length over its catalog median, through the logistic, so a
-    missing field scores 0.5, a median-length one logistic(1) = 0.73 and much longer ones approach 1.
+    Centred at the median, so a median-length field scores 0.5, an empty one logistic(-2) = 0.12 and one
+    twice the median logistic(2) = 0.88: short, empty-ish docs score low, as the paper intends.
     """
-    d = median_normalized(np.array([len(s) for s in descriptions], dtype=float))
-    t = median_normalized(np.array([len(s) for s in tag_strings], dtype=float))
-    return weights.description * logistic(d) + weights.tags * logistic(t)
+
+    def score(lengths: list[int]) -> np.ndarray:
+        x = median_normalized(np.array(lengths, dtype=float))
+        return logistic(weights.doc_steepness * (x - weights.doc_centre))
+
+    d = score([len(s) for s in descriptions])
+    t = score([len(s) for s in tag_strings])
+    return weights.description * d + weights.tags * t
 
 
 def consistency(

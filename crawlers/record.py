@@ -13,10 +13,18 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ecoagent.schemas import AUTH_KINDS
+from ecoagent.schemas import AUTH_KINDS, CATALOG_STATUSES, GRANULARITIES
 
 if TYPE_CHECKING:
     from crawlers.report import CrawlErrors
+
+
+def identifier_words(name: str) -> str:
+    """An identifier as words (``brave_web_search``, ``getJiraIssue`` -> ``brave web search``, ...).
+
+    Names with spaces are returned unchanged; an encoder reads words better than joined identifiers.
+    """
+    return name if " " in name.strip() else slugify(name).replace("_", " ") or name
 
 
 def slugify(text: str) -> str:
@@ -46,6 +54,14 @@ class ToolRecord:
         auth_names: credential types or env-var names the tool needs.
         required_auth: the subset of ``auth_names`` the source marks as required (decides ``requires_auth``).
         sources: every file or URL that contributed (the first one is ``source_file``).
+        granularity: ``tool``, or ``server`` for an MCP server known only by its description.
+        catalog_status: one of ``ecoagent.schemas.CATALOG_STATUSES`` (what the catalogs say of its health).
+        transport: MCP transport (``stdio``, ``sse``, ``streamable-http``, ``remote``); None elsewhere.
+        server: the normalized MCP server key (``crawlers.mcp.normalize_server_name``); None elsewhere.
+        licence: the tool's own licence where a source states it (None: the pipeline fills the catalog's).
+        is_official: listed on an official MCP list (official registry seed, mcpm, ToolHive tier).
+        given_name: the name the source itself gives the tool when ``name`` is built from description text
+            (n8n's ``"Slack: Archive a channel"`` is node + action); the prior's consistency reads it.
     """
 
     tool_id: str
@@ -60,10 +76,25 @@ class ToolRecord:
     tags: list[str] = field(default_factory=list)
     arguments: list[Argument] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    granularity: str = "tool"
+    catalog_status: str = "active"
+    transport: str | None = None
+    server: str | None = None
+    licence: str | None = None
+    is_official: bool = False
+    given_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.auth_kind not in AUTH_KINDS:
             raise ValueError(f"tool {self.tool_id!r}: auth kind {self.auth_kind!r} not in {AUTH_KINDS}")
+        if self.granularity not in GRANULARITIES:
+            raise ValueError(
+                f"tool {self.tool_id!r}: granularity {self.granularity!r} not in {GRANULARITIES}"
+            )
+        if self.catalog_status not in CATALOG_STATUSES:
+            raise ValueError(
+                f"tool {self.tool_id!r}: catalog status {self.catalog_status!r} not in {CATALOG_STATUSES}"
+            )
 
     def content_hash(self) -> str:
         """sha256 of the normalized content (not of where it came from), to spot changes between crawls."""
@@ -86,6 +117,13 @@ class ToolRecord:
             "arguments": [asdict(a) for a in self.arguments],
             "source_file": self.sources[0] if self.sources else None,
             "content_hash": self.content_hash(),
+            "sources": list(self.sources),
+            "granularity": self.granularity,
+            "catalog_status": self.catalog_status,
+            "transport": self.transport,
+            "server": self.server,
+            "licence": self.licence,
+            "is_official": self.is_official,
         }
 
 
@@ -104,6 +142,13 @@ def merge(base: ToolRecord, other: ToolRecord) -> ToolRecord:
     base.name = base.name or other.name
     base.description = base.description or other.description
     base.doc_url = base.doc_url or other.doc_url
+    base.transport = base.transport or other.transport
+    base.server = base.server or other.server
+    base.licence = base.licence or other.licence
+    base.is_official = base.is_official or other.is_official
+    base.given_name = base.given_name or other.given_name
+    if base.catalog_status == "active":
+        base.catalog_status = other.catalog_status
     if base.auth_kind == "none":
         base.auth_kind = other.auth_kind
     base.endpoints = _union(base.endpoints, other.endpoints)

@@ -6,7 +6,6 @@ the snapshot and on the network; a ``Source`` turns a path into bytes and lists 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Protocol
@@ -16,6 +15,23 @@ _PART = re.compile(r"^(?P<stem>.+)\.part-(?P<i>\d+)-of-(?P<n>\d+)\.json$")
 
 class SourceFileMissing(FileNotFoundError):
     """A path the crawler asked for does not exist in the source."""
+
+
+def join_json_arrays(parts: list[tuple[str, bytes]]) -> bytes:
+    """One JSON array from the bytes of several (the snapshot splits big arrays into ``.part-i-of-n``).
+
+    Joined as bytes, without decoding, so a bad byte or bad syntax inside a part reaches the tolerant
+    reader (``crawlers.files``) that reports it; only a part that is not an array at all raises.
+    """
+    inner = []
+    for name, data in parts:
+        body = data.strip()
+        if not (body.startswith(b"[") and body.endswith(b"]")):
+            raise ValueError(f"{name} is not a JSON array (a part of a split file)")
+        body = body[1:-1].strip()
+        if body:
+            inner.append(body)
+    return b"[" + b", ".join(inner) + b"]"
 
 
 class Source(Protocol):
@@ -48,11 +64,7 @@ class MirrorSource:
             return file.read_bytes()
         parts = self._parts(path)
         if parts:
-            # the snapshot splits big JSON arrays into parts whose concatenation is the upstream array
-            items: list[object] = []
-            for part in parts:
-                items.extend(json.loads(part.read_bytes()))
-            return json.dumps(items).encode()
+            return join_json_arrays([(p.name, p.read_bytes()) for p in parts])
         raise SourceFileMissing(f"{path} is not in the mirror {self.root}")
 
     def _parts(self, path: str) -> list[Path]:

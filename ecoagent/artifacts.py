@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 
+class OutDirError(ValueError):
+    """``--out`` names something a stage cannot write into (a file, an unwritable folder)."""
+
+
 @dataclass(frozen=True)
 class ArtifactDir:
     """Paths of the shared artifact folder.
@@ -114,6 +118,30 @@ class ArtifactDir:
     def markers(self) -> Path:
         """Completion markers: one JSON file per finished stage, holding its config fingerprint."""
         return self.root / ".done"
+
+    def check_writable(self) -> None:
+        """Fail at once, in one line, when ``--out`` cannot hold the stage's outputs.
+
+        Called by every entry point (``ecoagent <stage>``, the Prefect flow) before any work, so a typo
+        does not cost a crawl first. Creates the folder (as the stage would) and writes a probe file in it.
+
+        Raises:
+            OutDirError: ``root`` (or a parent) is a file, or the folder cannot be created or written.
+        """
+        root = self.root
+        blocker = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            what = "is a file" if blocker == root else f"is inside {blocker}, which is a file"
+            raise OutDirError(f"--out {root} {what}, not a folder: give a folder path")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=root, prefix=".write-probe-")
+        except OSError as exc:
+            raise OutDirError(
+                f"--out {root} is not writable ({exc.strerror or exc}): give a folder you can write"
+            ) from None
+        os.close(fd)
+        os.unlink(probe)
 
     def require(self, path: Path, produced_by: str) -> Path:
         """Return ``path`` if it exists, else fail with a message naming the stage that makes it."""

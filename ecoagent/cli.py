@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 # subcommand -> "module:register function"; modules are imported lazily and only if present.
 COMMANDS: dict[str, str] = {
@@ -53,14 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from ecoagent.logs import setup_logging
+
+    setup_logging(args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
+        if getattr(args, "out", None) is not None:
+            from ecoagent.artifacts import ArtifactDir
+
+            ArtifactDir(Path(args.out)).check_writable()  # before any work: a bad --out costs nothing
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError) as exc:
         # bad input or a missing earlier stage: one clear line, no traceback

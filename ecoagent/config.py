@@ -16,6 +16,9 @@ LLMBackend = Literal["llamacpp", "transformers", "embedded", "openai"]
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET = "sentence-transformers/all-mpnet-base-v2"
+# where the dataset is published; `ecoagent publish --repo-id ORG/NAME` overrides it for one upload, and the
+# card's citation, load examples and Croissant `url` follow whichever id the build used
+HUB_REPO_ID = "ecoagent/EcoAgent"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 QWEN_CODER_1_5B = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 QWEN_CODER_0_5B = "Qwen/Qwen2.5-Coder-0.5B-Instruct"

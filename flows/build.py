@@ -33,6 +33,7 @@ from prefect.states import State
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import ModelConfig, Profile
+from ecoagent.logs import route_to_prefect
 from ecoagent.summary import format_table
 from flows.fingerprints import code_fingerprint, path_fingerprint, paths_fingerprint
 from flows.params import BuildParams, validate_params
@@ -81,15 +82,16 @@ def stage_cache_key(context: TaskRunContext | None, inputs: dict[str, Any]) -> s
     spec = STAGES[call["stage"]]
     root = Path(call["out"])
     mirror = call["options"].get("mirror")
+    # nothing absolute: inputs are keyed by their path relative to `out` and their content (the mirror
+    # by content), so a moved folder keeps its cache; a folder that lacks a stage's `writes` reruns it
     parts = {
         "stage": call["stage"],
         "target": call["target"],
         "code": code_fingerprint(call["target"]),
         "profile": call["profile"],
-        "options": call["options"],
+        "options": {k: v for k, v in call["options"].items() if k != "mirror"},
         "reads": paths_fingerprint(root, spec.reads),
         "mirror": path_fingerprint(Path(mirror))[:16] if spec.reads_mirror and mirror else None,
-        "out": str(root),
     }
     return f"{call['stage']}-{fingerprint(parts)}"
 
@@ -105,6 +107,7 @@ def _jsonable(value: Any) -> Any:
 def run_stage(call: dict[str, Any]) -> dict[str, Any]:
     """Run one stage (a task body): import its function, call it, return its stats and wall time."""
     logger = get_run_logger()
+    route_to_prefect()  # the stage's own loggers reach this run's log (also on Dask workers)
     func = resolve_target(call["target"])
     profile = _profile_from_dict(call["profile"])
     logger.info("stage %s: %s(out=%s)", call["stage"], call["target"], call["out"])
@@ -114,13 +117,28 @@ def run_stage(call: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     stats = call_stage(func, Path(call["out"]), profile, call["options"], force=call.get("force", False))
     wall = time.perf_counter() - start
-    logger.info("stage %s finished in %.1f s", call["stage"], wall)
+    logger.info("stage %s finished in %.1f s%s", call["stage"], wall, headline(stats))
     return {
         "stage": call["stage"],
         "stats": _jsonable(stats if isinstance(stats, dict) else {"result": stats}),
         "wall_s": round(wall, 3),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def headline(stats: Any, limit: int = 6) -> str:
+    """``: tools 4253, errors 4, ...``: the first top-level numbers of a stage's stats, for its end line."""
+    if not isinstance(stats, dict):
+        return ""
+    numbers = [
+        f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in stats.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+    for k, v in stats.items():  # nested counts such as {"errors": {"count": 4}}
+        if isinstance(v, dict) and isinstance(v.get("count"), int):
+            numbers.append(f"{k} {v['count']}")
+    return (": " + ", ".join(numbers[:limit])) if numbers else ""
 
 
 def _make_task(name: str) -> Any:
@@ -139,6 +157,23 @@ def _make_task(name: str) -> Any:
 
 
 STAGE_TASKS: dict[str, Any] = {name: _make_task(name) for name in STAGES}
+
+
+@task(name="syn-shard", task_run_name="syn-shard-{call[options][shard]}")
+def syn_shard(call: dict[str, Any]) -> dict[str, Any]:
+    """One shard of Syn generation (its own checkpoint); the syn stage then reads them all."""
+    from generators.pipeline import generate_shard
+
+    logger = get_run_logger()
+    stats = generate_shard(Path(call["out"]), _profile_from_dict(call["profile"]), **call["options"])
+    logger.info(
+        "syn shard %d/%d: %d tools, %d queries",
+        stats["shard"] + 1,
+        stats["shards"],
+        stats["tools"],
+        stats["queries"],
+    )
+    return stats
 
 
 def _stats_table(stats: dict[str, Any]) -> list[dict[str, str]]:
@@ -189,6 +224,10 @@ def build_stages(params: dict[str, Any]) -> dict[str, Any]:
             "force": p.force,
         }
         upstream = [futures[dep] for dep in spec.needs if dep in futures]
+        if name == "syn" and p.shards > 1 and "syn" not in p.stage_targets:
+            # generation spreads over the runner's workers; the stage itself then finds it all done
+            shard_calls = [{**call, "options": options} for options in p.shard_calls()]
+            upstream = upstream + [syn_shard.submit(c, wait_for=upstream) for c in shard_calls]
         futures[name] = stage_task.submit(call, wait_for=upstream)
 
     progress_id = create_progress_artifact(0.0, key="build-ecoagent-progress", description=str(out))
@@ -196,7 +235,14 @@ def build_stages(params: dict[str, Any]) -> dict[str, Any]:
     try:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(selected), desc="build-ecoagent", unit="stage")
+        # no ETA: stages differ in cost by 100x (crawl seconds, syn and real most of the run), so a
+        # per-stage rate would promise minutes for a half-hour build
+        bar = tqdm(
+            total=len(selected),
+            desc="build-ecoagent",
+            unit="stage",
+            bar_format="{desc}: {n}/{total} stages |{bar}| {elapsed} elapsed{postfix}",
+        )
     except ImportError:  # pragma: no cover - tqdm comes with the project's dependencies
         bar = None
     for done, name in enumerate(selected, start=1):
@@ -241,6 +287,8 @@ def build_ecoagent(
     stages: list[str] | None = None,
     max_tools: int | None = None,
     llm_base_url: str | None = None,
+    llm_urls: list[str] | None = None,
+    syn_shards: int | None = None,
     mirror: str | None = None,
     live: bool = False,
     probe_links: bool = False,
@@ -262,7 +310,10 @@ def build_ecoagent(
     """
     raw = {k: v for k, v in locals().items()}
     raw["stage_targets"] = stage_targets or {}
+    raw["llm_urls"] = llm_urls or []
+    route_to_prefect()
     p = validate_params(raw)
+    ArtifactDir(Path(p.out)).check_writable()  # a bad --out fails here, before any stage starts
     summary_path = Path(p.out) / SUMMARY_FILE
     summary_path.unlink(missing_ok=True)
     runner = make_task_runner(p)

@@ -34,7 +34,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--max-tools", type=int, default=None, help="Syn: generate for at most N tools")
     parser.add_argument(
-        "--llm-url", dest="llm_base_url", default=None, help="OpenAI-compatible LLM server (paper profile)"
+        "--llm-url",
+        dest="llm_urls",
+        action="append",
+        default=None,
+        help="OpenAI-compatible LLM server (paper profile); repeat it to share Syn's shards among several "
+        "(e.g. one vLLM server per GPU)",
+    )
+    parser.add_argument(
+        "--syn-shards",
+        type=int,
+        default=None,
+        help="cut Syn generation into N shards, each a task with its own checkpoint (default: 1, or one per "
+        "dask worker / LLM URL)",
     )
     parser.add_argument(
         "--mirror", default=None, help="catalog snapshot folder (default: ../shared/catalogs)"
@@ -96,7 +108,9 @@ def params_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "stages": _split(args.stages),
         "max_tools": args.max_tools,
-        "llm_base_url": args.llm_base_url,
+        "llm_base_url": args.llm_urls[0] if args.llm_urls else None,
+        "llm_urls": args.llm_urls or [],
+        "syn_shards": args.syn_shards,
         "mirror": args.mirror,
         "live": args.live,
         "probe_links": args.probe_links,

@@ -17,12 +17,12 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ecoagent.config import PROFILES, Profile, default_mirror, get_profile
+from ecoagent.schemas import PLATFORMS
 from flows.stages import STAGE_NAMES, STAGES, order_stages, outputs_present, upstream_closure
 
 __all__ = ["BuildParams", "ParamsError", "validate_params"]
 
 TaskRunnerName = Literal["local", "dask"]
-PLATFORMS = ("langchain", "crewai", "llamaindex", "n8n")
 
 
 class ParamsError(ValueError):
@@ -40,10 +40,13 @@ class BuildParams(BaseModel):
             must find them in ``out`` already. ``None`` = all stages.
         max_tools: Syn generates for at most this many tools (stratified sample); ``None`` = the profile's.
         llm_base_url: the OpenAI-compatible LLM server (vLLM) for a server-backed profile.
+        llm_urls: several such servers; Syn's shards are dealt out among them in turn.
+        syn_shards: Syn generation cut into this many shards (tasks with their own checkpoints);
+            ``None`` = one per dask worker or LLM URL, else 1.
         mirror: the catalog snapshot folder; ``None`` = ``$ECOAGENT_MIRROR`` or ``../shared/catalogs``.
         live: crawl the live sites instead of the snapshot.
         probe_links: probe each tool's documentation link during the crawl.
-        platforms: crawl only these platforms (``None`` = all four).
+        platforms: crawl only these platforms (``None`` = all five).
         review_n: size of the manual-check sample.
         eval_seeds: seeds of the evaluation's simulation runs.
         repo_id: push the dataset to this Hub repo (``None`` = only write ``out/dataset``).
@@ -62,6 +65,8 @@ class BuildParams(BaseModel):
     stages: list[str] | None = None
     max_tools: int | None = Field(default=None, ge=1)
     llm_base_url: str | None = None
+    llm_urls: list[str] = Field(default_factory=list)
+    syn_shards: int | None = Field(default=None, ge=1, le=4096)
     mirror: Path | None = None
     live: bool = False
     probe_links: bool = False
@@ -142,9 +147,24 @@ class BuildParams(BaseModel):
         changes: dict[str, Any] = {}
         if self.seed is not None:
             changes["seed"] = self.seed
-        if self.llm_base_url is not None:
-            changes["llm_base_url"] = self.llm_base_url
+        if self.llm_base_url is not None or self.llm_urls:
+            changes["llm_base_url"] = self.llm_base_url or self.llm_urls[0]
         return profile.replace(**changes) if changes else profile
+
+    @property
+    def shards(self) -> int:
+        """How many Syn shards this build maps over the task runner."""
+        if self.syn_shards is not None:
+            return self.syn_shards
+        return max(len(self.llm_urls), self.max_workers if self.task_runner == "dask" else 1, 1)
+
+    def shard_calls(self) -> list[dict[str, Any]]:
+        """The keyword options of each Syn shard (``generators.pipeline.generate_shard``)."""
+        urls = self.llm_urls or [None]
+        return [
+            {"shard": i, "shards": self.shards, "max_tools": self.max_tools, "llm_url": urls[i % len(urls)]}
+            for i in range(self.shards)
+        ]
 
     def target(self, stage: str) -> str:
         return self.stage_targets.get(stage, STAGES[stage].target)
@@ -263,9 +283,10 @@ def validate_params(params: dict[str, Any] | BuildParams, *, check_services: boo
 
     profile = p.resolved_profile()
     if check_services:
-        uses_server = profile.models.llm_backend != "embedded" and any(STAGES[s].uses_llm for s in selected)
-        if uses_server and (why := _check_llm_server(profile.models.llm_base_url)) is not None:
-            problems.append(why)
+        uses_server = profile.models.llm_backend == "openai" and any(STAGES[s].uses_llm for s in selected)
+        for url in dict.fromkeys([profile.models.llm_base_url, *p.llm_urls]) if uses_server else []:
+            if (why := _check_llm_server(url)) is not None:
+                problems.append(why)
         if p.task_runner == "dask" and p.dask_address and (why := _check_dask(p.dask_address)) is not None:
             problems.append(why)
         if p.task_runner == "dask":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from crawlers.injection import looks_like_instruction
 from generators.dedup import jaccard, shingles
 from generators.equivalents import name_words
 from generators.prompts import FENCE_CLOSE, FENCE_OPEN
@@ -30,21 +31,8 @@ _META = re.compile(
 _SENTENCE_END = (".", "?", "!", '"', "'", ")", "]", "\u201d", "\u2019")
 
 
-# instruction-like text: what a prompt injection in a tool description says to the model
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(?:instructions?|prompts?|rules?|context)\b"
-    r"|\b(?:reply|respond|answer|output|say|print|write)\b[^.!?\n]{0,20}\b(?:only|exactly|just)\b"
-    r"|\b(?:output|say|print|repeat)\s+(?:the\s+word\s+)?[\"']?[A-Z]{3,}\b"
-    r"|\byou (?:are|must|will) now\b|\bsystem prompt\b|\bnew instructions?\b",
-    re.IGNORECASE,
-)
 _SENTENCES = re.compile(r"[^.!?\n]+[.!?]?")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}")
-
-
-def looks_like_instruction(text: str) -> bool:
-    """True when text talks to the model ("ignore previous instructions", "reply only with ...")."""
-    return _INSTRUCTION.search(text) is not None
 
 
 def injected_words(description: str) -> frozenset[str]:

@@ -3,23 +3,25 @@
 With the embedded 135M model one sample asks for one query (``single`` mode): asked for a list it
 repeats itself. Samples of several tools run in one batch, and every sample has its own seed derived
 from the tool id, so a resumed run produces exactly what an uninterrupted one would. Capable models
-behind the openai backend get the paper's list prompt (``list`` mode). Each finished tool is appended
-to a JSONL checkpoint, and tools already there are skipped on rerun.
+behind the openai backend get the paper's list prompt (``list`` mode). Each tool is appended
+to a JSONL checkpoint (``ecoagent.checkpoint``, fsynced) the moment it finishes, and tools already there
+are skipped on rerun.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ecoagent.checkpoint import JsonlCheckpoint
 from ecoagent.llm import LLMClient, SamplingParams
+from ecoagent.progress import Progress
 from generators.filters import FILTER_VERSION, MAX_WORDS, MIN_WORDS, injected_words, rejection
 from generators.parse import parse_queries
 from generators.prompts import (
@@ -186,10 +188,15 @@ class QueryGenerator:
                 seen.add(_norm(query))
                 state.queries.append({"query": query, "seed": seed})
 
-    def _run_batch(self, states: list[_ToolState]) -> None:
+    def _run_batch(self, states: list[_ToolState], finished: Callable[[_ToolState], None]) -> None:
         cfg = self.config
+        pending = list(states)
         while True:
             active = [s for s in states if s.missing(cfg.queries_per_tool) and s.rounds < cfg.max_rounds]
+            for s in pending:
+                if s not in active:
+                    finished(s)  # checkpointed now, before the batch's other tools need more rounds
+            pending = active
             if not active:
                 return
             jobs = [(s, conv, seed) for s in active for conv, seed in self._requests(s)]
@@ -220,36 +227,29 @@ class QueryGenerator:
         todo = [t for t in tools if t["tool_id"] not in done]
         if done:
             log.info("resuming: %d of %d tools already generated", len(tools) - len(todo), len(tools))
-        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        writer = JsonlCheckpoint(checkpoint)
+        bar = Progress(len(todo), "syn generation", "tools", log)
+
+        def finished(s: _ToolState) -> None:
+            record = {
+                "tool_id": s.tool["tool_id"],
+                "queries": s.queries,
+                "failures": s.failures,
+                "samples": s.samples,
+            }
+            writer.append([record])  # fsynced: a kill loses only the tools still in flight
+            done[record["tool_id"]] = record
+            bar.update()
+
         for start in range(0, len(todo), self.config.tools_per_batch):
             chunk = todo[start : start + self.config.tools_per_batch]
             states = [_ToolState(t, tool_seed(t["tool_id"], self.seed), [], []) for t in chunk]
-            self._run_batch(states)
-            with checkpoint.open("a") as fh:
-                for s in states:
-                    record = {
-                        "tool_id": s.tool["tool_id"],
-                        "queries": s.queries,
-                        "failures": s.failures,
-                        "samples": s.samples,
-                    }
-                    done[record["tool_id"]] = record
-                    fh.write(json.dumps(record) + "\n")
-            log.info("generated %d/%d tools", start + len(chunk), len(todo))
+            self._run_batch(states, finished)
+        bar.close()
         for t in tools:
             yield done[t["tool_id"]]
 
 
 def read_checkpoint(path: Path) -> dict[str, dict[str, Any]]:
-    """Finished tools in a checkpoint; a torn last line (a killed run) is ignored."""
-    done: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return done
-    for line_no, line in enumerate(path.read_text().splitlines(), 1):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            log.warning("%s:%d: skipping a torn checkpoint line", path, line_no)
-            continue
-        done[record["tool_id"]] = record
-    return done
+    """Finished tools in a checkpoint (``ecoagent.checkpoint``: a torn last line is skipped)."""
+    return {r["tool_id"]: r for r in JsonlCheckpoint(path).records() if "tool_id" in r}

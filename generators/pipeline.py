@@ -7,6 +7,7 @@ checkpointed per tool under ``syn/checkpoint/``, so a killed run resumes where i
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -25,7 +26,7 @@ from ecoagent.schemas import tool_documents, validate_tools
 from generators.dedup import MinHashConfig, MinHashDeduper
 from generators.equivalents import EquivalenceRule, find_equivalents
 from generators.filters import names_tool, word_count
-from generators.generate import GenerationConfig, QueryGenerator
+from generators.generate import GenerationConfig, QueryGenerator, read_checkpoint
 from generators.negatives import NegativeConfig, mine_negatives
 from generators.prompts import PROMPT_VERSION
 from generators.retrieval import self_ranks
@@ -84,6 +85,60 @@ def encode_tools(encoder: Any, docs: list[str], cache: Path, model_name: str) ->
     return emb.astype(np.float32)
 
 
+RUNTIME_INFO = ("threads", "slots", "runtime")  # how the model ran, not what it is: not in the key
+
+
+def generation_key(info: dict[str, Any], profile: Profile) -> tuple[GenerationConfig, str]:
+    """The generation settings for a model and the key of their checkpoints (model, prompt, decoding,
+    seed; not the threads or slots it ran with)."""
+    # the 135M test model repeats itself when asked for a list; every capable model gets the paper's list
+    mode = "single" if canonical(str(info.get("model"))) == SMOLLM2 else "list"
+    gen_config = GenerationConfig(queries_per_tool=profile.syn_queries_per_tool, mode=mode)
+    model = {k: v for k, v in info.items() if k not in RUNTIME_INFO}
+    return gen_config, fingerprint({"llm": model, "generation": gen_config.to_dict(), "seed": profile.seed})
+
+
+def generate_shard(
+    out: Path,
+    profile: Profile,
+    shard: int,
+    shards: int,
+    max_tools: int | None = None,
+    llm_url: str | None = None,
+    llm: Any = None,
+) -> dict[str, Any]:
+    """Generate for every ``shards``-th tool of the sample, starting at ``shard``, into its own checkpoint.
+
+    The Prefect flow maps these as tasks (``--syn-shards``), so ``--task-runner dask`` spreads them over a
+    cluster's workers; ``llm_url`` points a shard at one of several OpenAI-compatible servers. ``run``
+    then reads every shard's checkpoint and does the rest (dedup, negatives, splits) once.
+    """
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} is not in 0..{shards - 1}")
+    art = ArtifactDir(out)
+    tools = validate_tools(pl.read_parquet(art.require(art.tools, "crawl")))
+    limit = max_tools if max_tools is not None else profile.syn_max_tools
+    if llm is None:
+        from ecoagent.llm import make_llm
+
+        models = profile.models
+        if llm_url:
+            models = dataclasses.replace(models, llm_base_url=llm_url)
+        llm = make_llm(models)
+    gen_config, gen_key = generation_key(llm.info(), profile)
+    sample = stratified_sample(tools, limit, profile.seed).to_dicts()[shard::shards]
+    checkpoint = art.syn / "checkpoint" / f"generations-{gen_key}.shard-{shard:03d}-of-{shards:03d}.jsonl"
+    started = time.perf_counter()
+    records = list(QueryGenerator(llm, gen_config, seed=profile.seed).run(sample, checkpoint))
+    return {
+        "shard": shard,
+        "shards": shards,
+        "tools": len(records),
+        "queries": sum(len(r["queries"]) for r in records),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+
+
 def run(
     out: Path,
     profile: Profile,
@@ -110,12 +165,10 @@ def run(
 
         llm = make_llm(profile.models)
     info = llm.info()
-    # the 135M test model repeats itself when asked for a list; every capable model gets the paper's list
-    mode = "single" if canonical(str(info.get("model"))) == SMOLLM2 else "list"
-    gen_config = GenerationConfig(queries_per_tool=profile.syn_queries_per_tool, mode=mode)
+    gen_config, gen_key = generation_key(info, profile)
+    mode = gen_config.mode
     dedup_config, neg_config, equiv_rule = MinHashConfig(), NegativeConfig(), EquivalenceRule()
     tools_key = hashlib.sha256("".join(sorted(tools["content_hash"].fill_null(""))).encode()).hexdigest()
-    gen_key = fingerprint({"llm": info, "generation": gen_config.to_dict(), "seed": profile.seed})
     config = {
         "generation": gen_key,
         "max_tools": limit,
@@ -132,12 +185,19 @@ def run(
         log.info("syn already done with this config; delete %s to redo it", art.markers / "syn.json")
         return json.loads(art.syn_stats.read_text())
 
-    # 1. generate (checkpointed per tool)
+    # 1. generate (checkpointed per tool); tools that shards (generate_shard) finished are read back
     sample = stratified_sample(tools, limit, profile.seed)
     log.info("generating for %d of %d tools with %s", sample.height, tools.height, info.get("model"))
     generator = QueryGenerator(llm, gen_config, seed=profile.seed)
     checkpoint = art.syn / "checkpoint" / f"generations-{gen_key}.jsonl"
-    records = list(generator.run(sample.to_dicts(), checkpoint))
+    from_shards = {
+        k: v
+        for path in sorted(checkpoint.parent.glob(f"generations-{gen_key}.shard-*.jsonl"))
+        for k, v in read_checkpoint(path).items()
+    }
+    todo = [t for t in sample.to_dicts() if t["tool_id"] not in from_shards]
+    generated = {r["tool_id"]: r for r in generator.run(todo, checkpoint)}
+    records = [from_shards.get(t) or generated[t] for t in sample["tool_id"]]
     timings["generate_s"] = time.perf_counter() - started
 
     sampling = json.dumps(

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rated import kernels
+from rated.fusion import as_coefficients
 from rated.kernels import BIAS
 
 
@@ -200,21 +201,21 @@ class DiscountedLinUCB:
         return out
 
     def fused(
-        self, idx: np.ndarray, sem: np.ndarray, x: np.ndarray, weights: tuple[float, float, float]
+        self, idx: np.ndarray, sem: np.ndarray, x: np.ndarray, weights: Sequence[float]
     ) -> tuple[np.ndarray, int]:
         """Fused scores of the candidates (``rated.fusion.fuse`` of their UCB scores) and the best position.
 
         The hot path of a decision: one compiled pass over the K candidates' rows. ``idx`` (int64) and
         ``sem`` (float32) are ``ToolIndex.search``'s output, ``x`` the query embedding; ``weights``
-        are validated by the caller. Shapes and indices are checked (a compiled loop has no bounds checks).
+        are ``rated.fusion.coefficients`` (or the paper's three weights), validated by the caller. Shapes and indices are checked (a compiled loop has no bounds checks).
         """
         x = self._query(x)
         out = np.empty(idx.shape[0], dtype=np.float64)
-        w1, w2, w3 = weights
+        c, a, w2, w3 = as_coefficients(weights)
         with self._lock:
             s = self._slots
             best = kernels.linucb_fused(
-                idx, sem, x, s.rowmap, s["cache"], self.prior, self.alpha, self.lam, w1, w2, w3, out
+                idx, sem, x, s.rowmap, s["cache"], self.prior, self.alpha, self.lam, c, a, w2, w3, out
             )
         if best < 0:
             raise IndexError(

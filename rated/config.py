@@ -60,6 +60,8 @@ class RATEDConfig:
         top_k: candidates taken from the index by dot product before the rerank (paper: 10).
         weights: fusion weights ``(w_sem, w_bandit, w_prior)``, non-negative, summing to 1 (paper: 0.75,
             0.15, 0.10).
+        semantic: how the cosine enters the fusion: ``cosine`` (the paper: ``w1 * cos``) or ``unit``
+            (``w1 * (1 + cos) / 2``, all three signals on [0, 1]; see ``rated.fusion.effective_weights``).
         alpha: width of LinUCB's exploration bonus (paper: 0.1).
         gamma: discount of old evidence per update of the same tool, in (0, 1] (paper: 0.95); 1 = no
             forgetting.
@@ -76,6 +78,7 @@ class RATEDConfig:
     variant: Variant = Variant.FULL
     top_k: int = 10
     weights: tuple[float, float, float] = DEFAULT_WEIGHTS
+    semantic: Literal["cosine", "unit"] = "cosine"
     alpha: float = 0.1
     gamma: float = 0.95
     lam: float = 1.0
@@ -88,6 +91,8 @@ class RATEDConfig:
         object.__setattr__(self, "weights", validate_weights(self.weights))
         if self.top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {self.top_k}")
+        if self.semantic not in ("cosine", "unit"):
+            raise ValueError(f"semantic must be 'cosine' or 'unit', got {self.semantic!r}")
         if not (math.isfinite(self.alpha) and self.alpha >= 0):
             raise ValueError(f"alpha must be >= 0, got {self.alpha}")
         if not 0.0 < self.gamma <= 1.0:
@@ -102,6 +107,18 @@ class RATEDConfig:
         """The profile's backbones (for ``NO_CONTRASTIVE``) with any field changed by name."""
         base = {"query_encoder": profile.models.query_encoder, "tool_encoder": profile.models.tool_encoder}
         return cls(**{**base, **changes})
+
+    def fusion_coefficients(self) -> tuple[float, float, float, float]:
+        """``(c, a, w2, w3)`` of the fused score ``c + a * cos + w2 * clip(ucb) + w3 * prior``."""
+        from rated.fusion import coefficients
+
+        return coefficients(self.weights, self.semantic)
+
+    def effective_weights(self) -> tuple[float, float, float]:
+        """The weights the ranking really applies to (cos, ucb, prior), normalized (``rated.fusion``)."""
+        from rated.fusion import effective_weights
+
+        return effective_weights(self.weights, self.semantic)
 
     def replace(self, **changes: Any) -> RATEDConfig:
         """A validated copy with some fields changed."""

@@ -1,16 +1,23 @@
-"""Score fusion: semantic similarity, bandit reliability and metadata prior on one [0, 1] scale.
+"""Score fusion: semantic similarity, bandit reliability and metadata prior in one weighted sum.
 
-The three signals live on different ranges (cosine in [-1, 1], a UCB score that can leave [0, 1],
-a prior in [0, 1]); mapping each to [0, 1] first makes the weights mean what they say.
+The paper's score is ``w1 * e_q . e_a + w2 * S_bandit + w3 * r`` with the raw cosine; that is the
+default (``semantic="cosine"``). ``semantic="unit"`` maps the cosine to ``(1 + cos) / 2`` first, which
+puts all three signals on [0, 1] but halves the semantic term's slope: its effective weights
+(``effective_weights``) are then about 0.60 / 0.24 / 0.16 for the paper's 0.75 / 0.15 / 0.10. The
+bandit score is clipped to [0, 1] in both modes (a UCB bonus can leave that range).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
 from rated.config import DEFAULT_WEIGHTS, validate_weights
+
+SemanticScale = Literal["cosine", "unit"]
+Coefficients = tuple[float, float, float, float]
 
 
 def semantic_unit(cosine: np.ndarray) -> np.ndarray:
@@ -18,43 +25,78 @@ def semantic_unit(cosine: np.ndarray) -> np.ndarray:
     return np.clip((1.0 + np.asarray(cosine, dtype=np.float64)) * 0.5, 0.0, 1.0)
 
 
+def coefficients(weights: Sequence[float], semantic: SemanticScale = "cosine") -> Coefficients:
+    """``(c, a, w2, w3)`` with ``S = c + a * cos + w2 * clip(ucb, 0, 1) + w3 * prior``, the form the
+    compiled kernel evaluates: ``(0, w1, w2, w3)`` for the paper's cosine, ``(w1/2, w1/2, w2, w3)`` for unit."""
+    w1, w2, w3 = validate_weights(tuple(weights))  # type: ignore[arg-type]
+    if semantic == "cosine":
+        return 0.0, w1, w2, w3
+    if semantic == "unit":
+        return 0.5 * w1, 0.5 * w1, w2, w3
+    raise ValueError(f"semantic must be 'cosine' or 'unit', got {semantic!r}")
+
+
+def as_coefficients(weights: Sequence[float]) -> Coefficients:
+    """A 4-tuple from ``coefficients`` as is, or a 3-tuple of weights read as the paper's cosine fusion."""
+    w = tuple(float(v) for v in weights)
+    if len(w) == 4:
+        return w  # type: ignore[return-value]
+    return coefficients(w, "cosine")
+
+
+def effective_weights(
+    weights: Sequence[float], semantic: SemanticScale = "cosine"
+) -> tuple[float, float, float]:
+    """The weights per unit of each raw signal's slope, normalized to sum 1: what the ranking really uses.
+
+    Example:
+        >>> [round(w, 2) for w in effective_weights((0.75, 0.15, 0.10), "unit")]
+        [0.6, 0.24, 0.16]
+    """
+    _, a, w2, w3 = coefficients(weights, semantic)
+    total = a + w2 + w3
+    return (a / total, w2 / total, w3 / total) if total else (0.0, 0.0, 0.0)
+
+
 def fuse(
     sem: np.ndarray | Sequence[float],
     bandit: np.ndarray | Sequence[float],
     prior: np.ndarray | Sequence[float],
     weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+    semantic: SemanticScale = "cosine",
 ) -> np.ndarray:
-    """``S_final = w1 * (1 + sem) / 2 + w2 * clip(bandit, 0, 1) + w3 * clip(prior, 0, 1)``.
+    """``S_final = w1 * cos + w2 * clip(bandit, 0, 1) + w3 * clip(prior, 0, 1)`` (the paper's fusion).
 
     Args:
         sem: cosine similarities of the candidates (dot products of L2-normalized embeddings).
         bandit: the bandit's UCB scores of the candidates.
         prior: the candidates' metadata priors.
         weights: ``(w1, w2, w3)``, non-negative and summing to 1 (paper: 0.75, 0.15, 0.10).
+        semantic: ``cosine`` (paper) or ``unit`` (``(1 + cos) / 2`` in place of ``cos``).
 
     Returns:
-        The fused scores in [0, 1], one per candidate.
+        The fused scores, one per candidate.
 
     Example:
         >>> fuse([1.0, 0.0], [0.2, 1.4], [0.5, 0.5]).round(3).tolist()
-        [0.83, 0.575]
+        [0.83, 0.2]
     """
-    w1, w2, w3 = validate_weights(weights)
-    sem_u = semantic_unit(np.asarray(sem))
+    c, a, w2, w3 = coefficients(weights, semantic)
+    sem_raw = np.clip(np.asarray(sem, dtype=np.float64), -1.0, 1.0)
     bandit_u = np.clip(np.asarray(bandit, dtype=np.float64), 0.0, 1.0)
     prior_u = np.clip(np.asarray(prior, dtype=np.float64), 0.0, 1.0)
-    if not sem_u.shape == bandit_u.shape == prior_u.shape:
-        raise ValueError(f"score shapes differ: {sem_u.shape}, {bandit_u.shape}, {prior_u.shape}")
-    return w1 * sem_u + w2 * bandit_u + w3 * prior_u
+    if not sem_raw.shape == bandit_u.shape == prior_u.shape:
+        raise ValueError(f"score shapes differ: {sem_raw.shape}, {bandit_u.shape}, {prior_u.shape}")
+    return c + a * sem_raw + w2 * bandit_u + w3 * prior_u
 
 
 def fuse_unchecked(
-    sem: np.ndarray, bandit: np.ndarray, prior: np.ndarray, weights: tuple[float, float, float]
+    sem: np.ndarray, bandit: np.ndarray, prior: np.ndarray, coef: Sequence[float]
 ) -> np.ndarray:
-    """``fuse`` for the hot path: weights validated, priors clipped, equal shapes; same result for |sem| <= 1."""
-    w1, w2, w3 = weights
+    """``fuse`` for the hot path: ``coef`` from ``coefficients`` (or paper weights), priors clipped already."""
+    c, a, w2, w3 = as_coefficients(coef)
     out = np.clip(bandit, 0.0, 1.0)
     out *= w2
-    out += (0.5 * w1) * (1.0 + sem)  # sem is a dot of unit vectors: |sem| <= 1 up to rounding
+    out += c + a * np.asarray(sem, dtype=np.float64)  # sem is a dot of unit vectors: |sem| <= 1
     out += w3 * prior  # priors are clipped to [0, 1] when the retriever is built
     return out

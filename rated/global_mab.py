@@ -91,7 +91,7 @@ class GlobalMAB:
             return out
 
     def fused(
-        self, idx: np.ndarray, sem: np.ndarray, x: np.ndarray, weights: tuple[float, float, float]
+        self, idx: np.ndarray, sem: np.ndarray, x: np.ndarray, weights: Sequence[float]
     ) -> tuple[np.ndarray, int]:
         """Fused scores of the candidates and the best position (``DiscountedLinUCB.fused``'s interface)."""
         out = fuse_unchecked(sem, self.scores(idx, x), self.prior[idx], weights)

@@ -65,11 +65,11 @@ def linucb_scores(idx, x, rowmap, cache, prior, alpha, lam, out):  # pragma: no 
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
-def linucb_fused(idx, sem, x, rowmap, cache, prior, alpha, lam, w1, w2, w3, out):  # pragma: no cover
+def linucb_fused(idx, sem, x, rowmap, cache, prior, alpha, lam, c, a, w2, w3, out):  # pragma: no cover
     """``out[k]`` = fused score of candidate k (``rated.fusion.fuse``); returns the best position.
 
-    ``w1 * (1 + sem) / 2 + w2 * clip(ucb, 0, 1) + w3 * prior``; ties go to the first (the semantic
-    order), as ``np.argmax`` does. Returns -1 when a tool index is out of range or ``sem`` is too short.
+    ``c + a * sem + w2 * clip(ucb, 0, 1) + w3 * prior`` (``rated.fusion.coefficients``: the paper's
+    ``w1 * cos`` is ``c = 0, a = w1``); ties go to the first (the semantic order), as ``np.argmax`` does. Returns -1 when a tool index is out of range or ``sem`` is too short.
     """
     n = rowmap.shape[0]
     if sem.shape[0] < idx.shape[0]:
@@ -80,7 +80,7 @@ def linucb_fused(idx, sem, x, rowmap, cache, prior, alpha, lam, w1, w2, w3, out)
         if i < 0 or i >= n:
             return -1
         ucb = min(max(_ucb(x, rowmap, cache, prior, alpha, lam, i), 0.0), 1.0)
-        out[k] = 0.5 * w1 * (1.0 + sem[k]) + w2 * ucb + w3 * prior[i]
+        out[k] = c + a * sem[k] + w2 * ucb + w3 * prior[i]
         if out[k] > out[best]:
             best = k
     return best

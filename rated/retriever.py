@@ -75,8 +75,8 @@ def _tool_embeddings(encoder: DualEncoder, documents: list[str], batch_size: int
 class RATED:
     """The reliability-aware retriever: semantic top-K, reranked by bandit reliability and the prior.
 
-    ``S_final = w1 * (1 + cos) / 2 + w2 * clip(UCB, 0, 1) + w3 * prior`` over the top-K tools by dot
-    product (see ``rated.fusion``). Feedback updates only the chosen tool's bandit. All updates and
+    ``S_final = w1 * cos + w2 * clip(UCB, 0, 1) + w3 * prior`` (the paper's fusion; ``config.semantic =
+    "unit"`` uses ``(1 + cos) / 2``) over the top-K tools by dot product (see ``rated.fusion``). Feedback updates only the chosen tool's bandit. All updates and
     reads of mutable state hold one lock, so an agent may call it from several threads.
 
     Args:
@@ -106,7 +106,7 @@ class RATED:
         if self.prior.size != len(index):
             raise ValueError(f"{self.prior.size} priors for {len(index)} indexed tools")
         self.bandits: Bandits = make_bandits(self.config, index.dim, self.prior)
-        self._weights = self.config.weights
+        self._weights = self.config.fusion_coefficients()
         self._learn = self.config.variant is not Variant.NO_FEEDBACK
         self._pending: dict[int, np.ndarray] = {}  # tool -> query embedding of the last select choosing it
         self._lock = threading.RLock()
@@ -181,7 +181,7 @@ class RATED:
             q_emb: L2-normalized query embedding, shape (d,).
 
         Returns:
-            ``(idx, final_scores)``: tool indices and their fused scores in [0, 1], descending
+            ``(idx, final_scores)``: tool indices and their fused scores, descending
             (ties keep the semantic order).
         """
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -117,33 +118,54 @@ def _run_review(args: argparse.Namespace) -> int:
         print_table(["stratum", "items"], rows, title=f"review sample -> {out / 'review' / 'sample.parquet'}")
         return 0
     if args.action == "report":
+        from validators.review.agreement import CONFUSION_WORDS
         from validators.review.report import run as report
 
         r = report(out, labels=args.labels)
         o = r["overall"]
+        kappa = o["cohen_kappa"]
         rows = [
             ("items / labelled / unsure", f"{r['items']} / {r['labeled']} / {r['unsure']}"),
             ("decided (match or no match)", o["n"]),
-            ("percent agreement", o["percent_agreement"]),
+            ("percent agreement (sample)", "-" if o["n"] == 0 else f"{o['percent_agreement']:.1f}"),
             (
                 "Wilson 95% interval",
                 "-" if o["n"] == 0 else f"{o['wilson95'][0]:.1f} - {o['wilson95'][1]:.1f}",
             ),
-            ("Cohen's kappa", o["cohen_kappa"]),
-            (
-                "confusion (hm&vk, hm only, vk only, neither)",
-                " ".join(str(v) for v in o["confusion"].values()),
-            ),
+            ("Cohen's kappa", "-" if kappa is None else f"{kappa:.2f}"),
         ]
+        rows += [(f"  {CONFUSION_WORDS[k]}", v) for k, v in o["confusion"].items()]
+        pw = r.get("population_weighted") or {}
+        if pw.get("percent_agreement") is not None:
+            rows.append(
+                (
+                    "percent agreement (re-weighted to all pairs)",
+                    f"{pw['percent_agreement']:.1f} (strata covering {100 * pw['covered_share']:.0f}% of "
+                    f"{pw['population_pairs']} pairs)",
+                )
+            )
         rec = r["recommended"]
+        if rec.get("refused"):
+            rows.append(("recommended thresholds", "none: " + rec["refused"]))
         if rec["validator_threshold"]:
-            rows.append(("recommended validator threshold", rec["validator_threshold"]["threshold"]))
+            v = rec["validator_threshold"]
+            held = v["held_out"]
+            rows.append(
+                (
+                    "recommended validator threshold",
+                    f"{v['threshold']:.3f} (fitted on {v['fitted_on']} labels; on the {held['n']} others: "
+                    f"{held['percent_agreement'] or 0:.1f}% agreement vs "
+                    f"{v['held_out_current']['percent_agreement'] or 0:.1f}% now)",
+                )
+            )
         if rec["recall_threshold"]:
-            rows.append(("recommended recall threshold", rec["recall_threshold"]["threshold"]))
+            rows.append(("recommended recall threshold", f"{rec['recall_threshold']['threshold']:.3f}"))
         rows += [
             (f"  {s}", f"{g['n']} items, {g['percent_agreement']:.1f}%") for s, g in r["per_stratum"].items()
         ]
         print_table(["agreement", "value"], rows, title=f"review report -> {out / 'review' / 'report.json'}")
+        if rec.get("refused"):
+            print(f"warning: no thresholds recommended: {rec['refused']}", file=sys.stderr)
         if not r["labeled"]:
             print(f"no labels yet in {r['labels_file']}: label the sample with `ecoagent review --out {out}`")
         return 0

@@ -419,6 +419,7 @@ def run(
             "per_group": dict(sorted(Counter(q.group for q in parsed.queries).items())),
             "unlisted_in_query_ids": len(parsed.unlisted_ids),
             "files": parsed.per_file,
+            "errors": {"count": len(parsed.errors), "lines": parsed.errors},
         },
         "tools": {
             "count": tools.height,

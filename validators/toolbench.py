@@ -1,19 +1,26 @@
 """ToolBench's real user queries: every verbatim file kind of the snapshot, parsed into one record type.
 
 EcoAgent-Real starts from these queries. The snapshot holds five file kinds (see
-``../shared/catalogs/toolbench/README.md``); each is recognised by its shape, so a file that matches
-none of them fails loudly instead of being skipped, and every error names the file and the record.
+``../shared/catalogs/toolbench/README.md``); each is recognised by its shape. ``load_toolbench`` is
+tolerant like the crawl's readers (``crawlers.files``): a file that is not valid JSON or matches no kind,
+or a record without a query, becomes one ``file: problem`` line in ``ParsedToolBench.errors`` (and the
+stage's ``stats.json``) and the rest is read; ``parse_file`` alone stays strict.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from crawlers.files import decode_utf8
+
+log = logging.getLogger(__name__)
 
 FileKind = Literal["solvable", "example", "tooleval", "demo", "open_domain", "query_ids"]
 
@@ -78,6 +85,7 @@ class ParsedToolBench:
     per_file: dict[str, dict[str, Any]]
     duplicates_removed: int
     unlisted_ids: list[str]  # solvable queries missing from their test_query_ids file
+    errors: list[str] = field(default_factory=list)  # ``file: problem`` lines of what was skipped
 
 
 def normalize(text: str) -> str:
@@ -181,11 +189,22 @@ def _tooleval_apis(tools: Any, where: str) -> tuple[ToolBenchAPI, ...]:
     return tuple(apis)
 
 
-def parse_file(path: Path, root: Path) -> tuple[FileKind, list[ToolBenchQuery] | set[str]]:
-    """Parse one file: its queries, or for a ``test_query_ids`` file the set of ids it lists."""
+def parse_file(
+    path: Path, root: Path, errors: list[str] | None = None
+) -> tuple[FileKind, list[ToolBenchQuery] | set[str]]:
+    """Parse one file: its queries, or for a ``test_query_ids`` file the set of ids it lists.
+
+    With ``errors`` a bad record or undecodable bytes are appended there (the record skipped) instead of
+    raising; a file that is not JSON of a known kind always raises ``ValueError`` naming it.
+    """
     rel = path.relative_to(root).as_posix()
+    text, problem = decode_utf8(path.read_bytes())
+    if problem:
+        if errors is None:
+            raise ValueError(f"{rel}: {problem}")
+        errors.append(f"{rel}: {problem}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{rel}: not valid JSON ({exc})") from None
     kind = detect_kind(path, data)
@@ -200,17 +219,23 @@ def parse_file(path: Path, root: Path) -> tuple[FileKind, list[ToolBenchQuery] |
     out = []
     for source_id, record in items:
         where = f"{rel} query {source_id}"
-        text = _text(record, "query", where)
-        if kind == "tooleval":
-            apis = _tooleval_apis(record.get("available_tools"), where)
-        elif kind == "open_domain":
-            apis = ()
-        else:
-            apis = _api_list(record, where)
+        try:
+            query = _text(record, "query", where)
+            if kind == "tooleval":
+                apis = _tooleval_apis(record.get("available_tools"), where)
+            elif kind == "open_domain":
+                apis = ()
+            else:
+                apis = _api_list(record, where)
+        except ValueError as exc:
+            if errors is None:
+                raise
+            errors.append(f"{exc}; query skipped")
+            continue
         out.append(
             ToolBenchQuery(
-                query_id=query_hash(text),
-                query=text,
+                query_id=query_hash(query),
+                query=query,
                 group=group,
                 source_id=source_id,
                 source_file=rel,
@@ -227,9 +252,11 @@ def load_toolbench(root: Path) -> ParsedToolBench:
     Files are read in sorted path order, so the first occurrence of a duplicated query (which keeps its
     group and source id) is the same on every machine.
 
+    A file of unknown format or bad JSON, or a record with an empty query, is an error line
+    (``errors``, also logged) and is skipped; the rest is read.
+
     Raises:
         FileNotFoundError: ``root`` holds no JSON file.
-        ValueError: a file of unknown format, or a record with an empty query; the message names it.
     """
     root = Path(root)
     files = sorted(p for p in root.rglob("*.json") if p.is_file())
@@ -238,9 +265,19 @@ def load_toolbench(root: Path) -> ParsedToolBench:
     per_file: dict[str, dict[str, Any]] = {}
     id_lists: dict[str, set[str]] = {}
     parsed: list[ToolBenchQuery] = []
+    errors: list[str] = []
     for path in files:
-        kind, result = parse_file(path, root)
         rel = path.relative_to(root).as_posix()
+        seen_errors = len(errors)
+        try:
+            kind, result = parse_file(path, root, errors)
+        except ValueError as exc:
+            errors.append(f"{exc}; file skipped")
+            per_file[rel] = {"kind": None, "error": str(exc)}
+            log.warning("%s", errors[-1])
+            continue
+        for line in errors[seen_errors:]:
+            log.warning("%s", line)
         if isinstance(result, set):
             id_lists[path.stem] = result
             per_file[rel] = {"kind": kind, "ids": len(result)}
@@ -260,6 +297,7 @@ def load_toolbench(root: Path) -> ParsedToolBench:
         per_file=per_file,
         duplicates_removed=len(parsed) - len(seen),
         unlisted_ids=unlisted,
+        errors=errors,
     )
 
 

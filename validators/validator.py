@@ -10,16 +10,15 @@ killed run resumes where it stopped and a rerun with the same model and prompt s
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecoagent.checkpoint import JsonlCheckpoint
 from ecoagent.llm.base import LLMClient
+from ecoagent.progress import Progress
 from validators.prompt import PROMPT_VERSIONS, validator_conversation
 
 log = logging.getLogger(__name__)
@@ -70,6 +69,7 @@ class Validator:
             raise ValueError("batch_size must be > 0")
         self.llm = llm
         self.checkpoint = Path(checkpoint)
+        self._writer = JsonlCheckpoint(self.checkpoint)
         self.batch_size = batch_size
         self.few_shot = few_shot
         self.prompt_version = PROMPT_VERSIONS[few_shot]
@@ -81,24 +81,10 @@ class Validator:
     def load_checkpoint(self) -> dict[tuple[str, str], float]:
         """Scores already computed with this model and prompt version (a torn last line is ignored)."""
         done: dict[tuple[str, str], float] = {}
-        if not self.checkpoint.exists():
-            return done
-        for line in self.checkpoint.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue  # a line cut short by a kill
+        for row in self._writer.records():
             if row.get("model") == self.model and row.get("prompt_version") == self.prompt_version:
                 done[(row["query_id"], row["tool_id"])] = float(row["score"])
         return done
-
-    def _append(self, rows: list[dict[str, object]]) -> None:
-        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        with self.checkpoint.open("a", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, sort_keys=True) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
 
     def score(
         self,
@@ -114,7 +100,7 @@ class Validator:
             len(pairs) - len(todo),
             len(todo),
         )
-        started = time.perf_counter()
+        bar = Progress(len(todo), "validator", "pairs", log)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             probs = self.llm.yes_probability(
@@ -142,9 +128,10 @@ class Validator:
                         "prompt_version": self.prompt_version,
                     }
                 )
-            self._append(rows)
+            self._writer.append(rows, sort_keys=True)
             done = start + len(batch)
+            bar.update(len(batch))
             if progress:
                 progress(done, len(todo))
-            log.info("validator: %d/%d scored (%.1fs)", done, len(todo), time.perf_counter() - started)
+        bar.close()
         return scores

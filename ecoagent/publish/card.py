@@ -2,11 +2,13 @@
 
 Everything in the card is read from the artifact folder (row counts, filters and their removals from the
 stages' stats files, the models named in the rows), never written by hand, so the card cannot drift from
-the data. No timestamps: equal inputs give an identical card.
+the data. The only date is the day the data was produced (``citation.date_published``): equal inputs give
+an identical card.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -16,15 +18,27 @@ import polars as pl
 import yaml
 
 from ecoagent.artifacts import ArtifactDir
+from ecoagent.config import HUB_REPO_ID
+from ecoagent.publish.citation import VERSION, bibtex, dataset_url, date_published
 from ecoagent.publish.configs import N8N_LICENSE_LINK, N8N_LICENSE_NAME, Config
 from ecoagent.summary import format_table
 
-__all__ = ["SUMMARY", "card_metadata", "render_card", "size_category"]
+__all__ = ["STATS_DIR", "SUMMARY", "card_metadata", "public_stats", "render_card", "size_category"]
+
+STATS_DIR = "stats"  # the stage reports in full (public entries), linked from the card
+STAGE_FILES = {
+    "crawl": "crawl_report.json",
+    "syn": "syn/stats.json",
+    "real": "real/stats.json",
+    "review": "review/report.json",
+}
+MAX_FILTER_ROWS = 25  # per stage in the card; the rest is in stats/<stage>.json
+REVIEW_WORDS = ("kappa", "agreement", "labeled", "labelled", "accuracy", "precision", "recall", "n_", "items")
 
 PRETTY_NAME = "EcoAgent: reliability-aware tool retrieval"
 SUMMARY = (
     "EcoAgent is a benchmark for **reliability-aware tool retrieval**: given a natural-language request, "
-    "retrieve the tool (from LangChain, CrewAI, LlamaIndex and n8n) that serves it, where tools carry "
+    "retrieve the tool (from LangChain, CrewAI, LlamaIndex, n8n and MCP servers) that serves it, where tools carry "
     "health signals (authentication, link status) and a metadata prior. It holds a crawled tool catalog, "
     "synthetic queries (EcoAgent-Syn), validated real ToolBench queries (EcoAgent-Real), a manual check, "
     "and BEIR/MTEB-style `corpus` / `queries` / `qrels` configs."
@@ -39,6 +53,8 @@ SOURCE_TEXT = {
     "crewai": "crewAI tools (MIT)",
     "llamaindex": "LlamaIndex tool integrations (MIT)",
     "n8n": "n8n nodes (Sustainable Use License)",
+    "mcp": "MCP server registries: mcpm.sh, docker/mcp-registry, modelcontextprotocol/registry and /servers "
+    "(MIT), ToolHive (Apache-2.0); each server's own licence is in the tools' `licence` column",
     "toolbench": "ToolBench / StableToolBench queries (Apache-2.0)",
 }
 # words that mark a stats entry as a filter, a threshold or a removal count
@@ -215,6 +231,23 @@ def _derived_removals(stage: str, data: Mapping[str, Any]) -> list[tuple[str, An
     return out
 
 
+def _stage_stats(art: ArtifactDir) -> dict[str, dict[str, Any] | None]:
+    paths = {
+        "crawl": art.crawl_report,
+        "syn": art.syn_stats,
+        "real": art.real_stats,
+        "review": art.review_report,
+    }
+    return {stage: _load_json(path) for stage, path in paths.items()}
+
+
+def public_stats(art: ArtifactDir) -> dict[str, dict[str, Any]]:
+    """Per stage, its report's public entries as a flat ``dotted.key -> value`` mapping (``stats/*.json``)."""
+    return {
+        stage: dict(_public(_flatten(data))) for stage, data in _stage_stats(art).items() if data is not None
+    }
+
+
 def _cell(value: Any) -> str:
     text = "null" if value is None else str(value)
     return text.replace("|", "\\|").replace("\n", " ")[:200]
@@ -249,19 +282,37 @@ def render_card(
     configs: Mapping[str, Config],
     absent: Mapping[str, str],
     sizes: Mapping[str, int] | None = None,
+    *,
+    repo_id: str | None = None,
+    published: dt.date | None = None,
 ) -> str:
-    """The full README.md: YAML header and the datasheet body (``sizes``: see ``card_metadata``)."""
+    """The full README.md: YAML header and the datasheet body (``sizes``: see ``card_metadata``).
+
+    Key statistics are small tables; each stage's full report is linked (``stats/<stage>.json``, written
+    by the pipeline from ``public_stats``), not pasted. ``repo_id`` names the Hub repo in the load
+    examples and the citation (default ``ecoagent.config.HUB_REPO_ID``).
+    """
     meta = card_metadata(configs, sizes)
     header = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
-    stats = {
-        "crawl": _load_json(art.crawl_report),
-        "syn": _load_json(art.syn_stats),
-        "real": _load_json(art.real_stats),
-        "review": _load_json(art.review_report),
-    }
+    published = published or date_published(art)
+    repo = repo_id or HUB_REPO_ID
+    stats = _stage_stats(art)
     tools = configs["tools"].splits["train"]
     out: list[str] = [f"---\n{header}---\n", f"# {PRETTY_NAME}\n"]
     out.append(SUMMARY + "\n")
+    out.append(
+        format_table(
+            ["", ""],
+            [
+                ("Hub", f"[{repo}]({dataset_url(repo)})"),
+                ("version", f"{VERSION}, published {published.isoformat()}"),
+                ("tools", tools.height),
+                ("configs", ", ".join(f"`{n}`" for n in configs)),
+                ("citation", "[BibTeX](#citation)"),
+            ],
+        )
+        + "\n"
+    )
 
     # configs
     out.append("## Configs\n")
@@ -284,11 +335,11 @@ def render_card(
     out.append("## How to load\n")
     out.append(
         "```python\nfrom datasets import load_dataset\n\n"
-        'tools = load_dataset("ORG/NAME", "tools", split="train")       # or a local folder path\n'
-        'syn = load_dataset("ORG/NAME", "syn")                          # train / validation / test\n'
-        'corpus = load_dataset("ORG/NAME", "corpus", split="corpus")\n'
-        'queries = load_dataset("ORG/NAME", "queries", split="queries")\n'
-        'qrels = load_dataset("ORG/NAME", "qrels", split="test")      # also syn_test, real_test\n```\n'
+        f'tools = load_dataset("{repo}", "tools", split="train")       # or a local folder path\n'
+        f'syn = load_dataset("{repo}", "syn")                          # train / validation / test\n'
+        f'corpus = load_dataset("{repo}", "corpus", split="corpus")\n'
+        f'queries = load_dataset("{repo}", "queries", split="queries")\n'
+        f'qrels = load_dataset("{repo}", "qrels", split="test")      # also syn_test, real_test\n```\n'
         "`default` is an alias of `qrels` (the MTEB layout: `corpus`, `queries`, judgements in `default`). "
         "Single-table configs (`tools`, `real_decisions`, `manual_check`) have one split, `train`. "
         "Queries' `_id`s are prefixed with their source (`syn:` / `real:`); `qrels` has one split per "
@@ -340,11 +391,8 @@ def render_card(
     out.append(
         "Read from the stages' own reports (`crawl_report.json`, `syn/stats.json`, `real/stats.json`).\n"
     )
-    for stage, file in (
-        ("crawl", "crawl_report.json"),
-        ("syn", "syn/stats.json"),
-        ("real", "real/stats.json"),
-    ):
+    for stage in ("crawl", "syn", "real"):
+        file = STAGE_FILES[stage]
         data = stats[stage]
         out.append(f"### {stage} (`{file}`)\n")
         if data is None:
@@ -355,10 +403,13 @@ def render_card(
         derived = _derived_removals(stage, data)
         if derived:
             out.append(format_table(["filter", "removed"], derived) + "\n")
-        out.append(_kv_table(filters) + "\n")
-        out.append(f"<details><summary>all {len(flat)} entries of {file}</summary>\n")
-        out.append(_kv_table(flat) + "\n")
-        out.append("</details>\n")
+        # thresholds and removal counts first: they are what a reader checks
+        filters.sort(key=lambda kv: not any(w in kv[0].lower() for w in ("threshold", "remov", "drop")))
+        out.append(_kv_table(filters[:MAX_FILTER_ROWS]) + "\n")
+        link = f"[`{STATS_DIR}/{stage}.json`]({STATS_DIR}/{stage}.json)"
+        hidden = len(filters) - MAX_FILTER_ROWS
+        lead = f"{hidden} more filter entries, and all" if hidden > 0 else "All"
+        out.append(f"{lead} {len(flat)} entries of `{file}`: {link}.\n")
 
     out.append("## Models that produced the data\n")
     model_rows: list[tuple[str, str, int]] = []
@@ -383,7 +434,10 @@ def render_card(
 
     out.append("## Manual check\n")
     if stats["review"] is not None:
-        out.append(_kv_table(_public(_flatten(stats["review"]))) + "\n")
+        flat = _public(_flatten(stats["review"]))
+        key = [(k, v) for k, v in flat if any(w in k.lower() for w in REVIEW_WORDS) and "confusion" not in k]
+        out.append(_kv_table(key[:15]) + "\n")
+        out.append(f"All {len(flat)} entries: [`{STATS_DIR}/review.json`]({STATS_DIR}/review.json).\n")
     elif "manual_check" in configs:
         out.append("The sample is included; no agreement report (`review/report.json`) was present.\n")
     else:
@@ -416,6 +470,13 @@ def render_card(
         "- `croissant.json`: Croissant 1.0 JSON-LD metadata (one record set per config).\n"
         "- `manifest.json`: the sha256 and size of every file; the same inputs rebuild identical files.\n"
     )
+    out.append(
+        f"- `{STATS_DIR}/<stage>.json`: each stage's report (crawl, syn, real, review) in full, "
+        "as flat `key: value` entries (run-specific timings and local paths left out).\n"
+    )
+    out.append("## Citation\n")
+    out.append("If you use EcoAgent, please cite it:\n")
+    out.append("```bibtex\n" + bibtex(repo, published, VERSION) + "\n```\n")
     out.append("## Maintenance\n")
     out.append(
         "The dataset is rebuilt by `ecoagent build` (crawl → syn → real → review → publish); each release "

@@ -48,13 +48,14 @@ CONFIG_ORDER = (
 )
 
 # licenses of the sources, in the Hub's license identifiers
-PLATFORM_LICENSES = {"langchain": "mit", "crewai": "mit", "llamaindex": "mit", "n8n": "other"}
+# MCP: the registries are MIT (ToolHive Apache-2.0); each server's own licence is the tools' `licence` column
+PLATFORM_LICENSES = {"langchain": "mit", "crewai": "mit", "llamaindex": "mit", "n8n": "other", "mcp": "mit"}
 TOOLBENCH_LICENSE = "apache-2.0"
 N8N_LICENSE_NAME = "sustainable-use-license"
 N8N_LICENSE_LINK = "https://github.com/n8n-io/n8n/blob/master/LICENSE.md"
 
 DESCRIPTIONS = {
-    "tools": "The tool catalog: one row per tool of LangChain, CrewAI, LlamaIndex and n8n, with health "
+    "tools": "The tool catalog: one row per tool of LangChain, CrewAI, LlamaIndex, n8n and MCP servers, with health "
     "signals and the metadata prior.",
     "syn": "EcoAgent-Syn: LLM-generated queries and the tool each was written for (the positive pair), "
     "with generation metadata.",

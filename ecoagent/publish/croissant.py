@@ -6,12 +6,14 @@ mirror the parquet columns; list columns are marked ``repeated``, struct columns
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from ecoagent.publish.citation import VERSION, bibtex, dataset_url
 from ecoagent.publish.configs import N8N_LICENSE_LINK, Config
 
 __all__ = ["CONTEXT", "croissant"]
@@ -94,7 +96,13 @@ def _field(record_set: str, file_id: str, name: str, dtype: pl.DataType) -> dict
 
 
 def croissant(
-    configs: Mapping[str, Config], meta: Mapping[str, Any], sha256: Mapping[str, str], description: str
+    configs: Mapping[str, Config],
+    meta: Mapping[str, Any],
+    sha256: Mapping[str, str],
+    description: str,
+    *,
+    repo_id: str | None = None,
+    published: dt.date | None = None,
 ) -> dict[str, Any]:
     """The Croissant JSON-LD dict for the dataset folder.
 
@@ -103,7 +111,10 @@ def croissant(
         meta: the card's YAML metadata (name, licenses).
         sha256: relative path -> sha256 of each data file.
         description: the dataset's one-paragraph description.
+        repo_id: the Hub id the dataset is published under (default ``ecoagent.config.HUB_REPO_ID``).
+        published: ``datePublished`` (default: today; the pipeline passes ``citation.date_published``).
     """
+    published = published or dt.datetime.now(dt.UTC).date()
     distribution: list[dict[str, Any]] = []
     record_sets: list[dict[str, Any]] = []
     for c in configs.values():
@@ -138,10 +149,11 @@ def croissant(
         "name": "EcoAgent",
         "description": description,
         "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "citeAs": "EcoAgent: a benchmark for reliability-aware tool retrieval (RATED).",
+        "citeAs": bibtex(repo_id, published, VERSION),
+        "datePublished": published.isoformat(),
         "license": [LICENSE_URLS.get(lic, lic) for lic in meta["license"]],
-        "url": "https://huggingface.co/datasets",
-        "version": "1.0.0",
+        "url": dataset_url(repo_id),
+        "version": VERSION,
         "keywords": list(meta.get("tags", [])),
         "distribution": distribution,
         "recordSet": record_sets,

@@ -14,7 +14,8 @@ from typing import Any
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.config import Profile
 from ecoagent.models import file_sha256
-from ecoagent.publish.card import SUMMARY, card_metadata, render_card
+from ecoagent.publish.card import STATS_DIR, SUMMARY, card_metadata, public_stats, render_card
+from ecoagent.publish.citation import date_published
 from ecoagent.publish.configs import build_configs
 from ecoagent.publish.croissant import croissant
 from ecoagent.publish.hub import plan_upload, upload
@@ -44,11 +45,12 @@ def build(out: Path, profile: Profile, repo_id: str | None = None) -> dict[str, 
             sha[c.data_file(split)] = file_sha256(path)
             sizes[c.data_file(split)] = path.stat().st_size
     meta = card_metadata(configs, sizes)
-    card = render_card(art, configs, absent, sizes)
+    published = date_published(art)
+    card = render_card(art, configs, absent, sizes, repo_id=repo_id, published=published)
     (staging / "README.md").write_text(card)
-    ld = croissant(configs, meta, sha, SUMMARY)
-    if repo_id:
-        ld["url"] = f"https://huggingface.co/datasets/{repo_id}"
+    for stage, data in public_stats(art).items():  # what the card summarizes, in full
+        write_json(staging / STATS_DIR / f"{stage}.json", data)
+    ld = croissant(configs, meta, sha, SUMMARY, repo_id=repo_id, published=published)
     write_json(staging / "croissant.json", ld)
     # the fingerprint names the content (not the run): equal files give an equal manifest
     fp = fingerprint({"format": FORMAT_VERSION, "files": build_manifest(staging, "")["files"]})

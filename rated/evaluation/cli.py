@@ -28,6 +28,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-mpnet", action="store_true", help="leave all-mpnet-base-v2 out of the baselines"
     )
+    parser.add_argument(
+        "--retriever",
+        action="append",
+        default=[],
+        metavar="MODULE:FACTORY",
+        help="an outside retriever (name, fit(documents), scores(queries)) for Tables 1 and 2; repeatable",
+    )
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="MODULE:FACTORY",
+        help="an outside online policy, FACTORY(PolicyContext) -> Policy, for Table 2; repeatable",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -44,6 +58,10 @@ def _run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"latency": not args.no_latency, "sensitivity": not args.no_sensitivity}
     if args.streams:
         options["streams"] = tuple(s.strip() for s in args.streams.split(",") if s.strip())
+    if args.retriever:
+        options["retrievers"] = tuple(args.retriever)
+    if args.policy:
+        options["policies"] = tuple(args.policy)
     if args.no_mpnet:
         options["dense_models"] = (pipeline.MINILM,)
     stats = pipeline.run(Path(args.out), profile, seeds=args.seeds, steps=args.steps, **options)

@@ -80,3 +80,27 @@ def load_pool(art: ArtifactDir, dataset: Dataset, split: str, catalog: Catalog) 
     """One split of Syn or Real as a query pool (see ``pool_from_pairs``)."""
     pairs = pairs_frame(art, dataset)
     return pool_from_pairs(pairs.filter(pl.col("split") == split), catalog)
+
+
+def syn_equivalents(art: ArtifactDir, catalog: Catalog, sbert: str) -> dict[int, set[int]]:
+    """Syn's cross-platform equivalents of every tool (``generators.equivalents``'s rule, on the Syn
+    stage's own encoder and cached tool embeddings), so a Syn query whose one true tool fails can still
+    be served by the same function on another platform."""
+    from ecoagent.models import load_encoder
+    from generators.equivalents import find_equivalents
+    from generators.pipeline import encode_tools
+
+    tools = catalog.tools
+    emb = encode_tools(load_encoder(sbert), catalog.documents, art.syn / "cache", sbert)
+    return find_equivalents(tools["name"].to_list(), tools["platform"].to_list(), emb)
+
+
+def with_equivalents(pool: QueryPool, equivalents: dict[int, set[int]]) -> tuple[QueryPool, int]:
+    """The pool with each query's true tools extended by their equivalents; returns how many queries
+    gained at least one."""
+    relevant, gained = [], 0
+    for rel in pool.relevant:
+        extra = set().union(*(equivalents.get(t, set()) for t in rel)) - set(rel)
+        gained += bool(extra)
+        relevant.append(frozenset(rel | extra))
+    return QueryPool(pool.queries, relevant, pool.query_ids), gained

@@ -1,9 +1,10 @@
 """The dynamic simulation experiment (the paper's Table 2 and the scenarios past it): streams x scenarios
 x seeds, every method on the same stream and failure schedule, metrics aggregated as mean +- std.
 
-A method is given as a factory ``(seed) -> Policy`` so nothing leaks from one seed's run into the next;
-expensive state (candidate lists, query embeddings, warm bandits) is built once outside and reset by
-each policy's ``reset``.
+Methods are built per seed (the warm-up sample is the seed's) and given as factories ``() -> Policy``;
+expensive state (candidate lists, query embeddings, warm bandits) is built once per seed outside and
+reset by each policy's ``reset``. Besides mean +- std over seeds, ``bootstrap_sr`` gives 95%
+confidence intervals that resample the test queries and the seeds (stream and failure draws) together.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from rated.evaluation.failures import Scenario
 from rated.evaluation.metrics import (
     AdaptationSteps,
+    AdaptationStepsPaper,
     CumulativeRegret,
     FailedSelectionRate,
     PostFailSuccessRate,
@@ -63,11 +65,15 @@ def run_metrics(
         "post_fail_sr": PostFailSuccessRate(config.onset, end)(trace),
         "fsr": FailedSelectionRate(config.onset, end)(trace),
         "adaptation_steps": AdaptationSteps(config.onset, scenario.theta, config.moving_window)(trace),
+        "adaptation_steps_paper": AdaptationStepsPaper(config.onset, scenario.theta, config.moving_window)(
+            trace
+        ),
         "pre_fail_sr": WindowSuccessRate(0, config.onset)(trace),
         "regret_window": CumulativeRegret(end)(trace) - CumulativeRegret(config.onset)(trace),
         "regret_total": CumulativeRegret()(trace),
         "calls_per_step": float(trace.attempts.mean()),
         "oracle_post_fail_sr": float(trace.oracle[config.onset : end].mean()),
+        "oracle_pre_fail_sr": float(trace.oracle[: config.onset].mean()),
     }
     if scenario.kind == "recovering" and scenario.recover_at < config.steps:
         out["recovered_sr"] = WindowSuccessRate(scenario.recover_at, config.steps)(trace)
@@ -95,13 +101,49 @@ def run_stream(
     new_steps = np.array([bool(rel & new_set) for rel in relevant]) if new.size else None
     out: dict[str, Any] = {"seed": seed, "schedule": schedule.to_dict(), "methods": {}, "curves": {}}
     out["n_true_tools"] = int(len({t for rel in relevant for t in rel}))
+    end = min(config.window_end, config.steps)
+    windows = {"pre": (0, config.onset), "post": (config.onset, end)}
+    n_q = len(pool)
+    out["per_query"] = {}
+    counts = {w: np.bincount(stream.order[a:b], minlength=n_q) for w, (a, b) in windows.items()}
+    out["query_counts"] = counts
     for name, factory in methods.items():
         trace = simulate(factory(), stream, schedule, oracle)
         out["methods"][name] = run_metrics(trace, scenario, config, new_steps)
+        out["per_query"][name] = {
+            w: np.bincount(stream.order[a:b], weights=trace.success[a:b], minlength=n_q)
+            for w, (a, b) in windows.items()
+        }
         if keep_curves:
             out["curves"][name] = moving_success_rate(trace.success, config.moving_window).tolist()
+    out["per_query"]["Oracle"] = {
+        w: np.bincount(stream.order[a:b], weights=oracle[a:b], minlength=n_q) for w, (a, b) in windows.items()
+    }
     if keep_curves:
         out["curves"]["Oracle"] = moving_success_rate(oracle, config.moving_window).tolist()
+    return out
+
+
+def bootstrap_sr(
+    runs: Sequence[dict[str, Any]], window: str, n_resamples: int = 2000, seed: int = 0
+) -> dict[str, dict[str, float]]:
+    """95% percentile CIs of each method's SR over ``window`` ("pre" or "post"), resampling the pool's
+    queries and the seeds with replacement (each resample: a multiset of queries x a multiset of seed
+    runs; SR = their successes / their steps). Pops nothing: ``runs`` keep ``per_query``."""
+    counts = np.stack([r["query_counts"][window] for r in runs]).astype(np.float64)  # [seeds, queries]
+    n_s, n_q = counts.shape
+    rng = np.random.default_rng([seed, 0xB007])
+    wq = rng.multinomial(n_q, np.full(n_q, 1.0 / n_q), size=n_resamples).astype(np.float64)
+    ws = rng.multinomial(n_s, np.full(n_s, 1.0 / n_s), size=n_resamples).astype(np.float64)
+    den = np.einsum("bs,sq,bq->b", ws, counts, wq)
+    out = {}
+    for name in runs[0]["per_query"]:
+        succ = np.stack([r["per_query"][name][window] for r in runs])
+        num = np.einsum("bs,sq,bq->b", ws, succ, wq)
+        sr = num[den > 0] / den[den > 0]
+        if sr.size:
+            lo, hi = np.quantile(sr, [0.025, 0.975])
+            out[name] = {"ci_low": float(lo), "ci_high": float(hi), "n_resamples": n_resamples}
     return out
 
 
@@ -113,7 +155,7 @@ def aggregate(runs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         row: dict[str, Any] = {}
         for key in per[0]:
             values = [p[key] for p in per]
-            if key == "adaptation_steps":
+            if key in ("adaptation_steps", "adaptation_steps_paper"):
                 reached = [v for v in values if v is not None]
                 row[key] = {
                     "mean": float(np.mean(reached)) if reached else None,

@@ -1,22 +1,27 @@
 """Failure injection: which tools are down when, fixed before a simulation run starts.
 
 The paper's protocol: sort the tools by how often they are the true tool in the replayed stream, skip
-the most frequent 10% (so the benchmark does not hinge on a handful of head tools), and mark the next
-rho * N tools as failed, where N is the number of distinct tools that are a true tool somewhere in the
-stream. Failed tools are unavailable from the onset (0-based step 2000, the paper's step 2,001) to the
-end. Past the paper, the same schedule also expresses tools that come back, flaky tools that fail each
-call with probability p, and tools that join the catalog mid-stream (cold start).
+the most frequent 10% (ceil(0.1 N), so the benchmark does not hinge on a handful of head tools), and mark
+the next floor(rho * N) tools (at least one) as failed, where N is the number of distinct tools that are
+a true tool somewhere in the stream. Failed tools are unavailable from the onset (0-based step 2000, the
+paper's step 2,001) to the end. Past the paper, the same schedule also expresses tools that come back,
+flaky tools that fail each call with probability p, tools that join the catalog mid-stream (cold
+start), and any list of events "tool unavailable from step s" / "tool arrives at step s"
+(``FailureSchedule.from_events``, ``Scenario(kind="events")``: a scenario is data).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-ScenarioKind = Literal["permanent", "recovering", "flaky", "cold_start"]
+ScenarioKind = Literal["permanent", "recovering", "flaky", "cold_start", "events"]
+EventKind = Literal["remove", "arrive", "restore"]
+_EPS = 1e-9  # 0.3 * 10 is 3.0000000000000004 in floating point: ceil/floor must not see that
 NEVER = np.iinfo(np.int64).max
 
 
@@ -34,15 +39,19 @@ def select_failed_tools(counts: np.ndarray, rho: float, skip: float = 0.10) -> n
     """The paper's choice of failed tools: skip the top ``skip`` share by frequency, take the next rho*N.
 
     N counts the tools with a nonzero count. Ties are broken by tool index, so the choice is a pure
-    function of the stream. ``round`` sizes both blocks (N = 57, rho = 0.2 skips 6 and fails 11).
+    function of the stream. The sizes are explicit: skip ``ceil(skip * N)`` (any N >= 1 skips a head
+    tool when skip > 0), fail ``floor(rho * N)``, at least one when rho > 0 and a tool is left
+    (N = 57, rho = 0.2: skips 6, fails 11; N = 5: skips 1, fails 1).
     """
     if not 0.0 <= rho <= 1.0 or not 0.0 <= skip < 1.0:
         raise ValueError(f"rho must be in [0, 1] and skip in [0, 1), got rho={rho}, skip={skip}")
     present = np.flatnonzero(counts > 0)
     order = present[np.lexsort((present, -counts[present]))]  # most frequent first, then by index
     n = order.size
-    n_skip = int(round(skip * n))
-    n_fail = int(round(rho * n))
+    n_skip = math.ceil(skip * n - _EPS)
+    n_fail = math.floor(rho * n + _EPS)
+    if rho > 0 and n_fail == 0 and n > n_skip:
+        n_fail = 1
     return np.sort(order[n_skip : n_skip + n_fail])
 
 
@@ -112,6 +121,26 @@ class FailureSchedule:
         s.flaky_p[failed] = flaky_p
         return cls(n_tools, s.fail_start, s.fail_end, s.flaky_p, s.arrival, seed, horizon)
 
+    @classmethod
+    def from_events(
+        cls,
+        n_tools: int,
+        removed: Mapping[int, int] | None = None,
+        arrived: Mapping[int, int] | None = None,
+        restored: Mapping[int, int] | None = None,
+    ) -> FailureSchedule:
+        """The general schedule: ``removed[tool] = s`` makes a tool unavailable from step s (to the end,
+        or to ``restored[tool]``), ``arrived[tool] = s`` keeps it out of the catalog before step s."""
+        s = cls.healthy(n_tools)
+        for tool, step in (removed or {}).items():
+            s.fail_start[tool] = max(int(step), 0)
+        for tool, step in (restored or {}).items():
+            if s.fail_start[tool] != NEVER and step > s.fail_start[tool]:
+                s.fail_end[tool] = int(step)
+        for tool, step in (arrived or {}).items():
+            s.arrival[tool] = max(int(step), 0)
+        return s
+
     def with_arrivals(self, tools: np.ndarray, step: int) -> FailureSchedule:
         """A copy in which ``tools`` join the catalog at ``step`` (cold start)."""
         arrival = self.arrival.copy()
@@ -158,7 +187,8 @@ class Scenario:
         kind: ``permanent`` (the paper), ``recovering`` (failed tools come back at ``recover_at``),
             ``flaky`` (failed tools fail each call with probability ``flaky_p`` from the onset), or
             ``cold_start`` (the paper's permanent failures, plus ``new_share`` x N other true tools that
-            are absent from the catalog until ``arrival``).
+            are absent from the catalog until ``arrival``), or ``events`` (the schedule is
+            ``events``, ``(tool, step, "remove" | "arrive")`` triples, nothing drawn).
         rho: share of the stream's N true tools that fail.
         onset: 0-based step at which failures begin (the paper: 2000).
         theta: AdaptationSteps threshold (the paper: 0.9 at rho = 20%, 0.8 at rho = 30%).
@@ -174,9 +204,18 @@ class Scenario:
     flaky_p: float = 0.5
     new_share: float = 0.10
     arrival: int = 5000
+    events: tuple[tuple[int, int, str], ...] = ()
 
     def build(self, relevant_per_step: Sequence[frozenset[int]], n_tools: int, seed: int) -> FailureSchedule:
         """The schedule for a stream (``relevant_per_step`` = the true tools of each step's query)."""
+        if self.kind == "events":
+            removed = {t: s for t, s, kind in self.events if kind == "remove"}
+            arrived = {t: s for t, s, kind in self.events if kind == "arrive"}
+            restored = {t: s for t, s, kind in self.events if kind == "restore"}
+            unknown = {kind for _, _, kind in self.events} - {"remove", "arrive", "restore"}
+            if unknown:
+                raise ValueError(f"scenario {self.name!r}: unknown event kinds {sorted(unknown)}")
+            return FailureSchedule.from_events(n_tools, removed, arrived, restored)
         counts = true_tool_counts(relevant_per_step, n_tools)
         failed = select_failed_tools(counts, self.rho, self.skip)
         horizon = len(relevant_per_step)
@@ -193,7 +232,7 @@ class Scenario:
             n = int((counts > 0).sum())
             pool = np.setdiff1d(np.flatnonzero(counts > 0), failed)
             rng = np.random.default_rng([seed, 0xC01D])
-            k = min(pool.size, int(round(self.new_share * n)))
+            k = min(pool.size, math.ceil(self.new_share * n - _EPS))
             new = np.sort(rng.choice(pool, size=k, replace=False)) if k else np.zeros(0, dtype=np.int64)
             return schedule.with_arrivals(new, self.arrival)
         raise ValueError(f"unknown scenario kind {self.kind!r}")

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from rated.evaluation.baselines import BatchUpdate
+from rated.evaluation.baselines import BatchUpdate, FullLinUCB
 from rated.evaluation.candidates import CandidateLists
+from rated.fusion import fuse_unchecked
 
 WARMUP_CALLS = 5
 
@@ -50,7 +51,12 @@ def time_interleaved(
 
 
 def measure(
-    full: Any, no_feedback: Any, global_mab: Any, queries: Sequence[str], batch: int = 500
+    full: Any,
+    no_feedback: Any,
+    global_mab: Any,
+    queries: Sequence[str],
+    batch: int = 500,
+    dlinucb_dim: int = 32,
 ) -> list[dict[str, Any]]:
     """Table 3's rows for RATED models built from the same encoder and index.
 
@@ -60,6 +66,7 @@ def measure(
             the bandit learns, not the cost).
         queries: query texts, timed one by one.
         batch: B of the ToolRL-like batch update row.
+        dlinucb_dim: projected dimension of the full-matrix D-LinUCB row (what the diagonal saves).
     """
     import torch
 
@@ -92,12 +99,23 @@ def measure(
         order = idx[np.argsort(-(sem + batch_policy.weights[idx]), kind="stable")]
         batch_policy.observe(i, 0, int(order[0]), i % 2 == 0, False)  # every B-th call applies the update
 
+    lin = FullLinUCB(dummy, np.zeros((1, full.index.dim)), full.prior, dim=dlinucb_dim)
+    lin.reset(np.zeros(n_tools, dtype=np.int64))
+
+    def dlinucb_step(i: int, q: str) -> None:
+        emb = encode(q)
+        idx, sem = full.index.search(emb, k)
+        x = lin.context(emb[None])[0]
+        scores = fuse_unchecked(sem, lin.ucb(idx, x), lin.prior[idx], lin.weights)
+        lin.update(int(idx[int(np.argmax(scores))]), x, float(i % 2 == 0))
+
     rows = [
         ("Encode only", lambda i, q: encode(q)),
         ("+ w/o Feedback (top-K search + fusion with prior)", with_model(no_feedback, learn=False)),
         ("+ Global MAB (rank + context-free update)", with_model(global_mab, learn=True)),
         ("+ Full (rank + discounted LinUCB update)", with_model(full, learn=True)),
         (f"+ Batch update (ToolRL-like, B = {batch})", batch_step),
+        (f"+ D-LinUCB, full matrix on d = {dlinucb_dim} (rank + update)", dlinucb_step),
     ]
     out = []
     try:

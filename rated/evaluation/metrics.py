@@ -161,6 +161,26 @@ class AdaptationSteps:
 
 
 @dataclass(frozen=True)
+class AdaptationStepsPaper:
+    """AS as the paper can report 0, 1 or 70: the first m >= 0 such that the ``window``-step moving SR
+    whose window *ends at* step onset + m (so it may still hold pre-onset steps) is >= ``theta`` x the
+    pre-failure peak. ``None`` = "Failed" (never reached, or no pre-failure success)."""
+
+    onset: int = 2000
+    theta: float = 0.9
+    window: int = 200
+
+    def __call__(self, trace: Trace) -> int | None:
+        peak = AdaptationSteps(self.onset, self.theta, self.window).peak(trace)
+        if np.isnan(peak) or peak <= 0 or self.onset < self.window - 1:
+            return None
+        ma = moving_success_rate(trace.success, self.window)  # ma[j] covers steps j .. j + window - 1
+        post = ma[self.onset - self.window + 1 :]  # post[m] is the window ending at step onset + m
+        reached = np.flatnonzero(post >= self.theta * peak - 1e-12)
+        return int(reached[0]) if reached.size else None
+
+
+@dataclass(frozen=True)
 class CumulativeRegret:
     """Regret against an oracle that picks an available true tool whenever one exists.
 

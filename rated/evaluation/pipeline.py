@@ -21,9 +21,18 @@ from threadpoolctl import threadpool_limits
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import Profile
 from rated.evaluation import dynamic, offline, report
-from rated.evaluation.baselines import BatchUpdate, GlobalMAB, HealthCheckBlacklist, Retry, StaticRetriever
+from rated.evaluation.baselines import (
+    BatchUpdate,
+    FullLinUCB,
+    GlobalDUCB,
+    HealthCheckBlacklist,
+    OnlineEmbeddingUpdate,
+    Retry,
+    SlidingWindowUCB,
+    StaticRetriever,
+)
 from rated.evaluation.candidates import CandidateLists
-from rated.evaluation.data import Catalog, Dataset, load_pool
+from rated.evaluation.data import Catalog, load_pool, syn_equivalents, with_equivalents
 from rated.evaluation.failures import Scenario
 from rated.evaluation.metrics import PostFailSuccessRate
 from rated.evaluation.rated_policy import RatedPolicy
@@ -55,6 +64,17 @@ class EvaluationConfig:
         n_resamples: resamples of the paired significance tests.
         latency_queries: queries timed one by one for Table 3.
         sensitivity_steps: steps of each sensitivity run (Post-Fail SR needs no more than window_end).
+        sensitivity_seeds: seeds of each sensitivity cell (the first ones of ``seeds``), on the val split.
+        global_ucb_gamma, global_ucb_alpha: the Global D-UCB baseline's per-arm discount and bonus.
+        sw_window: W of the SW-UCB baseline (calls of a tool kept).
+        embedding_lr: step size of the online embedding update baseline.
+        dlinucb_dim: projected dimension of the full-matrix D-LinUCB baseline.
+        task_feedback_row: add "RATED (task-success feedback)", the labelled upper bound.
+        syn_equivalents: give each Syn query its tool's cross-platform equivalents as extra true tools.
+        semantic: RATED's fusion of the cosine (``cosine``: the paper; ``unit``: (1 + cos) / 2).
+        n_bootstrap: resamples of the query x seed bootstrap CIs of Table 2.
+        churn: replay the MCP registry history (``rated.evaluation.churn``) on the extended streams.
+        retrievers, policies: outside plug-ins as ``module:Factory`` (``rated.evaluation.plugins``).
     """
 
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
@@ -74,6 +94,19 @@ class EvaluationConfig:
     latency_queries: int = 200
     sensitivity: bool = True
     sensitivity_steps: int = 5000
+    sensitivity_seeds: int = 2
+    global_ucb_gamma: float = 0.95
+    global_ucb_alpha: float = 0.5
+    sw_window: int = 100
+    embedding_lr: float = 0.1
+    dlinucb_dim: int = 32
+    task_feedback_row: bool = True
+    syn_equivalents: bool = True
+    semantic: str = "cosine"
+    n_bootstrap: int = 2000
+    churn: bool = True
+    retrievers: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
     scenarios: tuple[Scenario, ...] = field(default=dynamic.PAPER_SCENARIOS)
     extended_scenarios: tuple[Scenario, ...] = field(default=dynamic.EXTENDED_SCENARIOS)
 
@@ -98,38 +131,37 @@ class DatasetInputs:
 
     name: str
     test: QueryPool
-    warm: QueryPool  # the sampled warm-up pairs (repeats allowed)
+    train: QueryPool  # the warm-up split, each query once; seeds draw their warm-up pairs from it
     warm_split: str
     dropped_pairs: int
+    warm_n: int = 2000
     eval_split: str = "test"
+    val: QueryPool | None = None  # for the sensitivity sweeps (None when val is the evaluated split)
+    equivalents_gained: int = 0
     emb: dict[str, np.ndarray] = field(default_factory=dict)  # encoder -> test query embeddings
-    warm_emb: dict[str, np.ndarray] = field(default_factory=dict)
+    train_emb: dict[str, np.ndarray] = field(default_factory=dict)
+    val_emb: dict[str, np.ndarray] = field(default_factory=dict)
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # baseline -> [n_test, n_tools]
 
+    def warm_pick(self, seed: int) -> np.ndarray:
+        """The seed's warm-up sample: ``warm_n`` train queries drawn with replacement."""
+        if not len(self.train) or not self.warm_n:
+            return np.zeros(0, dtype=np.int64)
+        return np.random.default_rng([seed, 0xA11]).integers(0, len(self.train), size=self.warm_n)
 
-def _warm_pool(
-    art: ArtifactDir, dataset: Dataset, catalog: Catalog, n: int, seed: int, splits: tuple[str, ...]
-) -> tuple[QueryPool, str]:
-    """``n`` pairs drawn with replacement from the first non-empty of ``splits``, seeded."""
-    for split in splits:
-        pool, _ = load_pool(art, dataset, split, catalog)
-        if len(pool):
-            rng = np.random.default_rng([seed, 0xA11])
-            pick = rng.integers(0, len(pool), size=n) if n else np.zeros(0, dtype=np.int64)
-            return QueryPool(
-                [pool.queries[i] for i in pick],
-                [pool.relevant[i] for i in pick],
-                [pool.query_ids[i] for i in pick],
-            ), split
-    return QueryPool([], [], []), "none"
+    def warm(self, seed: int, encoder: str) -> tuple[np.ndarray, list[frozenset[int]]]:
+        pick = self.warm_pick(seed)
+        return self.train_emb[encoder][pick], [self.train.relevant[i] for i in pick]
 
 
 def _load_inputs(
-    art: ArtifactDir, catalog: Catalog, cfg: EvaluationConfig, seed: int
+    art: ArtifactDir, catalog: Catalog, cfg: EvaluationConfig, profile: Profile
 ) -> dict[str, DatasetInputs]:
     """Each dataset's test split (val when a small build has no test queries; recorded as
-    ``eval_split``), and warm-up pairs from train (or val, if val is not the evaluated split)."""
+    ``eval_split``), its train split for the warm-up (or val, if val is not the evaluated split), and
+    val for the sensitivity sweeps. Syn queries get their tools' equivalents as extra true tools."""
     out = {}
+    equivalents = None
     for dataset in ("syn", "real"):
         for split in ("test", "val"):
             pool, dropped = load_pool(art, dataset, split, catalog)  # type: ignore[arg-type]
@@ -140,17 +172,32 @@ def _load_inputs(
             continue
         if split != "test":
             log.warning("%s has no test queries: evaluating on its %s split", dataset, split)
-        warm_splits = ("train", "val") if split == "test" else ("train",)
-        warm, warm_split = _warm_pool(art, dataset, catalog, cfg.warm_up_pairs, seed, warm_splits)  # type: ignore[arg-type]
-        out[dataset] = DatasetInputs(dataset, pool, warm, warm_split, dropped, eval_split=split)
+        train, warm_split = QueryPool([], [], []), "none"
+        for ws in ("train", "val") if split == "test" else ("train",):
+            train, _ = load_pool(art, dataset, ws, catalog)  # type: ignore[arg-type]
+            if len(train):
+                warm_split = ws
+                break
+        val = load_pool(art, dataset, "val", catalog)[0] if split == "test" else None  # type: ignore[arg-type]
+        gained = 0
+        if dataset == "syn" and cfg.syn_equivalents:
+            equivalents = syn_equivalents(art, catalog, profile.models.sbert)
+            pool, gained = with_equivalents(pool, equivalents)
+            train = with_equivalents(train, equivalents)[0]
+            val = with_equivalents(val, equivalents)[0] if val is not None else None
+        out[dataset] = DatasetInputs(
+            dataset, pool, train, warm_split, dropped, cfg.warm_up_pairs, split, val or None, gained
+        )
     return out
 
 
-def _load_rated(art: ArtifactDir, catalog: Catalog, profile: Profile, top_k: int) -> dict[str, Any]:
+def _load_rated(
+    art: ArtifactDir, catalog: Catalog, profile: Profile, top_k: int, semantic: str = "cosine"
+) -> dict[str, Any]:
     """RATED Full from DIR/model, the variants that share its encoder, and w/o Contrastive."""
     from rated import RATED, RATEDConfig, Variant
 
-    base = RATEDConfig.for_profile(profile, top_k=top_k)
+    base = RATEDConfig.for_profile(profile, top_k=top_k, semantic=semantic)
     full = RATED.load(art.require(art.model, "train"), catalog.tools, base)
     nc = RATED.load(None, catalog.tools, base.replace(variant=Variant.NO_CONTRASTIVE))
     return {"full": full, "no_contrastive": nc, "config": base, "Variant": Variant}
@@ -170,7 +217,9 @@ def _encode_all(inputs: dict[str, DatasetInputs], models: dict[str, Any]) -> Non
     for d in inputs.values():
         for key in ("full", "no_contrastive"):
             d.emb[key] = _encode_unique(models[key], d.test.queries)
-            d.warm_emb[key] = _encode_unique(models[key], d.warm.queries)
+            d.train_emb[key] = _encode_unique(models[key], d.train.queries)
+            if d.val is not None and key == "full":
+                d.val_emb[key] = _encode_unique(models[key], d.val.queries)
 
 
 def _baseline_scores(
@@ -190,6 +239,17 @@ def _baseline_scores(
         for d in inputs.values():
             d.scores[retriever.name] = retriever.scores(d.test.queries)
         timings[retriever.name] = time.perf_counter() - t0
+    from rated.evaluation.plugins import check_scores, load_retriever
+
+    for spec in cfg.retrievers:
+        t0 = time.perf_counter()
+        plugin = load_retriever(spec)
+        plugin.fit(catalog.documents)
+        for d in inputs.values():
+            d.scores[plugin.name] = check_scores(
+                spec, plugin.scores(d.test.queries), len(d.test), len(catalog)
+            )
+        timings[plugin.name] = time.perf_counter() - t0
     for name in cfg.dense_models:
         t0 = time.perf_counter()
         label = name.split("/")[-1]
@@ -208,84 +268,166 @@ def _baseline_scores(
     return timings
 
 
-def _rated_policies(models: dict[str, Any], d: DatasetInputs) -> dict[str, RatedPolicy]:
-    """Warm RATED variants for one dataset (w/o Contrastive uses its own query embeddings)."""
+def _rated_policies(
+    models: dict[str, Any], d: DatasetInputs, catalog: Catalog, seed: int, task_row: bool = False
+) -> dict[str, RatedPolicy]:
+    """Warm RATED variants for one dataset and seed (w/o Contrastive uses its own query embeddings).
+
+    Every variant learns from execution-only feedback online; the warm-up on the seed's train sample
+    is labelled (the paper's 2,000 warm-up pairs). ``task_row`` adds Full with task-success feedback.
+    """
     v = models["Variant"]
     base = models["config"]
-    specs = {
-        "RATED w/o Feedback": (models["full"].fresh(base.replace(variant=v.NO_FEEDBACK)), "full"),
-        "RATED w/ Global MAB": (models["full"].fresh(base.replace(variant=v.GLOBAL_MAB)), "full"),
-        "RATED w/o Contrastive": (models["no_contrastive"].fresh(), "no_contrastive"),
-        "RATED Full": (models["full"].fresh(base), "full"),
+    specs: dict[str, tuple[Any, str, str]] = {
+        "RATED w/o Feedback": (
+            models["full"].fresh(base.replace(variant=v.NO_FEEDBACK)),
+            "full",
+            "execution",
+        ),
+        "RATED w/ Global MAB": (
+            models["full"].fresh(base.replace(variant=v.GLOBAL_MAB)),
+            "full",
+            "execution",
+        ),
+        "RATED w/o Contrastive": (models["no_contrastive"].fresh(), "no_contrastive", "execution"),
+        "RATED Full": (models["full"].fresh(base), "full", "execution"),
     }
+    if task_row:
+        specs[TASK_ROW] = (models["full"].fresh(base), "full", "task")
     out = {}
-    for name, (model, enc) in specs.items():
-        policy = RatedPolicy(model, d.emb[enc], name)
-        if len(d.warm):
-            policy.warm_up(d.warm_emb[enc], d.warm.relevant)
+    for name, (model, enc, feedback) in specs.items():
+        policy = RatedPolicy(model, d.emb[enc], name, feedback=feedback, tools=catalog.tools)
+        if len(d.train):
+            policy.warm_up(*d.warm(seed, enc))
         out[name] = policy
     return out
 
 
+TASK_ROW = "RATED (task-success feedback)"
+
+
 def run_offline(
-    inputs: dict[str, DatasetInputs], models: dict[str, Any], cfg: EvaluationConfig, seed: int
+    inputs: dict[str, DatasetInputs],
+    models: dict[str, Any],
+    catalog: Catalog,
+    cfg: EvaluationConfig,
+    seed: int,
 ) -> dict[str, Any]:
     rows = []
+    nc_tools = models["no_contrastive"].index.embeddings
+    full_tools = models["full"].index.embeddings
     for d in inputs.values():
         for name, scores in d.scores.items():
             rows.append(
                 offline.score_rankings(name, d.name, offline.rankings_from_scores(scores), d.test, "baseline")
             )
-        cold = RatedPolicy(models["full"].fresh(), d.emb["full"], "RATED Full (cold, no warm-up)")
+        # the paper's RATED rows: the encoder alone (w/o Contrastive = the pretrained towers)
+        for name, emb, tools in (
+            ("RATED Full (encoder only)", d.emb["full"], full_tools),
+            ("RATED w/o Contrastive (encoder only)", d.emb["no_contrastive"], nc_tools),
+        ):
+            rankings = offline.rankings_from_scores((emb @ tools.T).astype(np.float64))
+            rows.append(offline.score_rankings(name, d.name, rankings, d.test, "rated"))
+        cold = RatedPolicy(models["full"].fresh(), d.emb["full"], "RATED Full + prior (cold, no warm-up)")
         rows.append(
             offline.score_rankings(
-                cold.name, d.name, offline.rated_rankings(cold, d.emb["full"]), d.test, "rated"
+                cold.name, d.name, offline.rated_rankings(cold, d.emb["full"]), d.test, "extra"
             )
         )
-        for name, policy in _rated_policies(models, d).items():
+        for name, policy in _rated_policies(models, d, catalog, seed).items():
             rankings = offline.rated_rankings(policy, policy.query_emb)
-            rows.append(offline.score_rankings(name, d.name, rankings, d.test, "rated"))
-    sig = offline.significance(rows, "RATED Full", cfg.n_resamples, seed)
+            label = f"{name} + prior, bandit warmed on {d.warm_split}"
+            rows.append(offline.score_rankings(label, d.name, rankings, d.test, "extra"))
+    sig = offline.significance(rows, "RATED Full (encoder only)", cfg.n_resamples, seed)
     return {
         "rows": [r.to_dict() for r in rows],
         "significance": sig,
         "per_query_rr": {f"{r.method} | {r.split}": r.scores.rr.round(6).tolist() for r in rows},
-        "warm_up": {d.name: {"pairs": len(d.warm), "split": d.warm_split} for d in inputs.values()},
+        "warm_up": {d.name: {"pairs": d.warm_n, "split": d.warm_split} for d in inputs.values()},
+        "pools": {
+            d.name: {"queries": len(d.test), "true_tools": len(set().union(*d.test.relevant))}
+            for d in inputs.values()
+        },
         "note": (
             "MRR is MRR@100; Recall@k = |relevant ∩ top-k| / |relevant| (BEIR), so a Real query with two true "
-            "tools caps Recall@1 at 0.5. RATED rows other than 'cold' are scored after the bandit warm-up "
-            "(feedback on the warm-up pairs of the train split, all tools healthy); without it Full, w/o "
-            "Feedback and w/ Global MAB rank identically (semantic + prior). w/o Feedback ignores the warm-up."
+            "tools caps Recall@1 at 0.5. The paper's RATED rows are the encoder alone ('encoder only'; "
+            "w/o Contrastive = the pretrained towers). Rows marked '+ prior' are extra: RATED's fused "
+            "ranking of its top-K with the metadata prior, cold or after the labelled bandit warm-up on "
+            "the train split (first seed's sample, all tools healthy); ranks past K follow the encoder."
         ),
     }
 
 
 def _methods(
-    d: DatasetInputs, models: dict[str, Any], catalog: Catalog, cfg: EvaluationConfig
+    d: DatasetInputs,
+    models: dict[str, Any],
+    catalog: Catalog,
+    cfg: EvaluationConfig,
+    seed: int,
 ) -> dict[str, dynamic.PolicyFactory]:
+    """Every method of Table 2 for one seed (the warm-ups use the seed's sample), execution-only
+    feedback for all but the task-success row. Candidate lists are 2K deep so that tools absent before
+    their arrival can be skipped while K remain."""
+    depth, k = 2 * cfg.top_k, cfg.top_k
     methods: dict[str, Any] = {}
     for name, scores in d.scores.items():
-        methods[name] = StaticRetriever(CandidateLists.from_scores(scores, cfg.top_k), name)
+        methods[name] = StaticRetriever(CandidateLists.from_scores(scores, depth), name, k)
     tools_emb = models["full"].index.embeddings
-    shared = CandidateLists.from_scores((d.emb["full"] @ tools_emb.T).astype(np.float64), cfg.top_k)
-    methods["HealthCheckBlacklist"] = HealthCheckBlacklist(shared)
-    methods[f"Retry (k={cfg.retry_k})"] = Retry(shared, k=cfg.retry_k)
-    methods[f"BatchUpdate (ToolRL-like, B={cfg.batch})"] = BatchUpdate(
-        shared, len(catalog), cfg.batch, cfg.batch_lr
-    )
+    q_emb = d.emb["full"]
+    shared = CandidateLists.from_scores((q_emb @ tools_emb.T).astype(np.float64), depth)
     base = models["config"]
-    gmab = GlobalMAB(
-        shared, catalog.prior, base.weights, gamma=base.gamma, alpha=base.alpha, name="Global MAB"
+    w = base.fusion_coefficients()
+    methods["HealthCheckBlacklist"] = HealthCheckBlacklist(shared, k=k)
+    methods[f"Retry (k={cfg.retry_k})"] = Retry(shared, k=cfg.retry_k, depth=k)
+    methods[f"BatchUpdate (ToolRL-like, B={cfg.batch})"] = BatchUpdate(
+        shared, len(catalog), cfg.batch, cfg.batch_lr, k=k
     )
-    if len(d.warm):
-        warm_cands = CandidateLists.from_scores(
-            (d.warm_emb["full"] @ tools_emb.T).astype(np.float64), cfg.top_k
+    learners = {
+        f"Global D-UCB (per-arm γ={cfg.global_ucb_gamma})": GlobalDUCB(
+            shared, catalog.prior, w, gamma=cfg.global_ucb_gamma, alpha=cfg.global_ucb_alpha, k=k
+        ),
+        f"SW-UCB (W={cfg.sw_window})": SlidingWindowUCB(
+            shared, catalog.prior, cfg.sw_window, w, alpha=cfg.global_ucb_alpha, k=k
+        ),
+        f"Online embedding update (η={cfg.embedding_lr})": OnlineEmbeddingUpdate(
+            shared, q_emb, tools_emb, lr=cfg.embedding_lr, k=k
+        ),
+        f"D-LinUCB full matrix (d={cfg.dlinucb_dim})": FullLinUCB(
+            shared, q_emb, catalog.prior, cfg.dlinucb_dim, w, base.alpha, base.gamma, base.lam, seed=seed, k=k
+        ),
+    }
+    if len(d.train):
+        warm_emb, warm_rel = d.warm(seed, "full")
+        warm_cands = CandidateLists.from_scores((warm_emb @ tools_emb.T).astype(np.float64), depth)
+        for policy in learners.values():
+            if isinstance(policy, OnlineEmbeddingUpdate | FullLinUCB):
+                policy.warm_up(warm_cands, warm_rel, warm_emb)
+            else:
+                policy.warm_up(warm_cands, warm_rel)
+    methods.update(learners)
+    rated = _rated_policies(models, d, catalog, seed, task_row=cfg.task_feedback_row)
+    for name in ("RATED w/o Feedback", "RATED w/ Global MAB", "RATED Full", TASK_ROW):
+        if name in rated:
+            methods[name] = rated[name]
+    if cfg.policies:
+        from rated.evaluation.plugins import PolicyContext, make_policy
+
+        pick = d.warm_pick(seed)
+        context = PolicyContext(
+            list(catalog.index),
+            catalog.documents,
+            catalog.prior,
+            d.test.queries,
+            shared,
+            k,
+            q_emb,
+            tools_emb,
+            ([d.train.queries[i] for i in pick], [d.train.relevant[i] for i in pick]),
+            seed,
         )
-        gmab.warm_up(warm_cands, d.warm.relevant)
-    methods["Global MAB"] = gmab
-    rated = _rated_policies(models, d)
-    for name in ("RATED w/o Feedback", "RATED w/ Global MAB", "RATED Full"):
-        methods[name] = rated[name]
+        for spec in cfg.policies:
+            policy = make_policy(spec, context)
+            methods[policy.name] = policy
     return {name: (lambda p=policy: p) for name, policy in methods.items()}
 
 
@@ -295,6 +437,7 @@ def run_simulation(
     catalog: Catalog,
     cfg: EvaluationConfig,
     eval_dir: Path,
+    extra_scenarios: dict[str, list[tuple[Scenario, str]]] | None = None,
 ) -> dict[str, Any]:
     sim = cfg.simulation()
     out: dict[str, Any] = {}
@@ -302,46 +445,77 @@ def run_simulation(
         if dataset not in inputs:
             continue
         d = inputs[dataset]
-        methods = _methods(d, models, catalog, cfg)
+        per_seed = {seed: _methods(d, models, catalog, cfg, seed) for seed in sim.seeds}
+        names = list(per_seed[sim.seeds[0]])
         scenarios = cfg.all_scenarios(extended=dataset in cfg.extended_streams)
+        notes = {}
+        for scenario, note in (extra_scenarios or {}).get(dataset, []):
+            scenarios.append(scenario)
+            notes[scenario.name] = note
         block: dict[str, Any] = {
             "steps": sim.steps,
             "pool_size": len(d.test),
+            "n_true_tools_pool": len(set().union(*d.test.relevant)),
             "eval_split": d.eval_split,
+            "equivalents_gained": d.equivalents_gained,
             "scenarios": {},
             "plots": [],
         }
         for scenario in scenarios:
             t0 = time.perf_counter()
             runs = [
-                dynamic.run_stream(methods, d.test, len(catalog), scenario, sim, seed, keep_curves=(i == 0))
+                dynamic.run_stream(
+                    per_seed[seed], d.test, len(catalog), scenario, sim, seed, keep_curves=(i == 0)
+                )
                 for i, seed in enumerate(sim.seeds)
             ]
             curves = runs[0].pop("curves")
-            for r in runs[1:]:
-                r.pop("curves")
+            events = _events(runs[0]["schedule"], scenario)
+            ci = {w: dynamic.bootstrap_sr(runs, w, cfg.n_bootstrap, sim.seeds[0]) for w in ("pre", "post")}
+            for r in runs:
+                r.pop("curves", None)
+                r.pop("per_query")
+                r.pop("query_counts")
             block["n_true_tools"] = runs[0]["n_true_tools"]
             block["scenarios"][scenario.name] = {
-                "scenario": asdict(scenario),
-                "methods": list(methods),  # table order (the JSON file sorts keys)
+                "scenario": {k: v for k, v in asdict(scenario).items() if k != "events"},
+                "n_events": len(scenario.events),
+                "methods": names,  # table order (the JSON file sorts keys)
                 "aggregate": dynamic.aggregate(runs),
+                "ci": ci,
+                "failed_tools": [len(r["schedule"]["failed_tools"]) for r in runs],
                 "runs": runs,
                 "seconds": time.perf_counter() - t0,
             }
-            if scenario.kind == "permanent" or dataset in cfg.extended_streams:
+            if scenario.name in notes:
+                block["scenarios"][scenario.name]["note"] = notes[scenario.name]
+            if scenario.kind in ("permanent", "events") or dataset in cfg.extended_streams:
                 slug = "".join(c if c.isalnum() else "_" for c in f"sr_{dataset}_{scenario.name}").strip("_")
                 path = eval_dir / f"{slug[:60]}.png"
                 report.plot_sr_curves(
                     curves,
-                    sim.onset,
                     sim.moving_window,
-                    f"{dataset}: {scenario.name}, seed {sim.seeds[0]}",
+                    f"{dataset}: {scenario.name} — {len(d.test)} distinct queries, seed {sim.seeds[0]}",
                     path,
+                    events,
                 )
                 block["plots"].append(path.name)
             log.info("simulation %s / %s: %.1fs", dataset, scenario.name, time.perf_counter() - t0)
         out[dataset] = block
     return out
+
+
+def _events(schedule: dict[str, Any], scenario: Scenario) -> list[tuple[int, str]]:
+    """(0-based step, label) of the events a plot marks: onset, recovery, arrivals."""
+    marks: list[tuple[int, str]] = []
+    for s in schedule.get("fail_start", [])[:3]:
+        marks.append((int(s), "failure onset" if scenario.kind != "events" else "first removal"))
+    for e in schedule.get("fail_end", []):
+        if e >= 0:
+            marks.append((int(e), "recovery"))
+    for a in schedule.get("arrival", [])[:3]:
+        marks.append((int(a), "arrival"))
+    return marks
 
 
 def run_sensitivity(
@@ -351,19 +525,25 @@ def run_sensitivity(
     cfg: EvaluationConfig,
     eval_dir: Path,
 ) -> dict[str, Any]:
+    """The (w1, w3) and (gamma, alpha) grids on the validation split (where the paper selects), each
+    cell averaged over ``sensitivity_seeds`` seeds (stream, failure draw and warm-up sample)."""
     from rated.evaluation.sensitivity import sweep
 
     dataset = next((s for s in cfg.streams if s in inputs), next(iter(inputs)))
     d = inputs[dataset]
-    seed = cfg.seeds[0]
-    steps = min(cfg.sensitivity_steps, cfg.steps)
-    stream = Stream.sample(d.test, steps, seed)
-    scenario = Scenario("rho=20%", "permanent", rho=0.2, onset=cfg.onset)
-    schedule = scenario.build(stream.relevant_per_step(), len(catalog), seed)
-    metric = PostFailSuccessRate(cfg.onset, min(cfg.window_end, steps))
-    result = sweep(
-        models["full"], d.emb["full"], (d.warm_emb["full"], d.warm.relevant), stream, schedule, metric
+    pool, emb, split = (
+        (d.val, d.val_emb["full"], "val") if d.val is not None else (d.test, d.emb["full"], d.eval_split)
     )
+    seeds = cfg.seeds[: max(1, cfg.sensitivity_seeds)]
+    steps = min(cfg.sensitivity_steps, cfg.steps)
+    scenario = Scenario("rho=20%", "permanent", rho=0.2, onset=cfg.onset)
+    runs = []
+    for seed in seeds:
+        stream = Stream.sample(pool, steps, seed)
+        schedule = scenario.build(stream.relevant_per_step(), len(catalog), seed)
+        runs.append((stream, schedule, d.warm(seed, "full")))
+    metric = PostFailSuccessRate(cfg.onset, min(cfg.window_end, steps))
+    result = sweep(models["full"], emb, runs, metric)
     result["weights"]["plot"] = report.plot_grid(
         result["weights"], "Post-Fail SR vs (w1, w3)", eval_dir / "sensitivity_weights.png"
     ).name
@@ -371,31 +551,43 @@ def run_sensitivity(
         result["bandit"], "Post-Fail SR vs (γ, α)", eval_dir / "sensitivity_bandit.png"
     ).name
     result["note"] = (
-        f"{dataset} test stream, seed {seed}, {steps:,} steps, ρ = 20%, Post-Fail SR over steps "
-        f"{cfg.onset + 1:,}-{min(cfg.window_end, steps):,}; w2 = 1 - w1 - w3; other settings as RATED Full."
+        f"{dataset} {split} split ({len(pool)} distinct queries), mean over seeds {list(seeds)}, {steps:,} "
+        f"steps, ρ = 20%, Post-Fail SR over steps {cfg.onset + 1:,}-{min(cfg.window_end, steps):,}; "
+        "w2 = 1 - w1 - w3; other settings as RATED Full; execution-only feedback."
     )
+    if len(pool) < SMOKE_QUERIES:
+        result["note"] = f"**SMOKE TEST** (< {SMOKE_QUERIES} distinct queries). " + result["note"]
     return result
+
+
+SMOKE_QUERIES, SMOKE_FAILED = 100, 20
 
 
 def run_latency(
     inputs: dict[str, DatasetInputs], models: dict[str, Any], cfg: EvaluationConfig
 ) -> dict[str, Any]:
+    """Table 3 on distinct queries: the evaluated dataset's test, then val and train queries, each once."""
     from rated.evaluation.latency import measure
 
     v, base, full = models["Variant"], models["config"], models["full"]
     d = inputs.get("real") or next(iter(inputs.values()))
-    queries = (d.test.queries * (cfg.latency_queries // max(len(d.test), 1) + 1))[: cfg.latency_queries]
+    pools = [d.test.queries, (d.val.queries if d.val is not None else []), d.train.queries]
+    queries = list(dict.fromkeys(q for p in pools for q in p))[: cfg.latency_queries]
     rows = measure(
         full.fresh(base),
         full.fresh(base.replace(variant=v.NO_FEEDBACK)),
         full.fresh(base.replace(variant=v.GLOBAL_MAB)),
         queries,
         cfg.batch,
+        dlinucb_dim=cfg.dlinucb_dim,
     )
-    return {
-        "rows": rows,
-        "note": f"{len(queries)} {d.name} test queries, one call per query, one torch and one BLAS thread, this machine.",
-    }
+    note = (
+        f"{len(queries)} distinct {d.name} queries (test first, then val and train), one call per query, "
+        "one torch and one BLAS thread, this machine."
+    )
+    if len(queries) < SMOKE_QUERIES:
+        note = f"**SMOKE TEST** (< {SMOKE_QUERIES} distinct queries). " + note
+    return {"rows": rows, "note": note, "distinct_queries": len(queries)}
 
 
 def config_from_options(
@@ -442,10 +634,10 @@ def run(
 
     t0 = time.perf_counter()
     catalog = Catalog.load(art)
-    inputs = _load_inputs(art, catalog, cfg, cfg.seeds[0])
+    inputs = _load_inputs(art, catalog, cfg, profile)
     if not inputs:
         return _nothing_to_evaluate(art, config, fp, len(catalog))
-    models = _load_rated(art, catalog, profile, cfg.top_k)
+    models = _load_rated(art, catalog, profile, cfg.top_k, cfg.semantic)
     _encode_all(inputs, models)
     config["rated_config"] = models["config"].to_dict()
     config["fingerprint"] = fp
@@ -456,15 +648,25 @@ def run(
     )
 
     result: dict[str, Any] = {"config": {**config, "simulation": cfg.simulation().to_dict()}}
+    rc = models["config"]
+    result["fusion"] = {
+        "semantic": rc.semantic,
+        "weights": list(rc.weights),
+        "effective_weights": [round(x, 4) for x in rc.effective_weights()],
+    }
+    result["seeds_change"] = SEEDS_CHANGE
     result["data"] = {
         "n_tools": len(catalog),
         **{
             d.name: {
                 "test_queries": len(d.test),
+                "true_tools": len(set().union(*d.test.relevant)),
                 "dropped_pairs": d.dropped_pairs,
-                "warm_up_pairs": len(d.warm),
+                "warm_up_pairs": d.warm_n if len(d.train) else 0,
                 "warm_up_split": d.warm_split,
+                "train_queries": len(d.train),
                 "eval_split": d.eval_split,
+                "equivalents_gained": d.equivalents_gained,
             }
             for d in inputs.values()
         },
@@ -474,10 +676,11 @@ def run(
     # encodings above keep torch's threads
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
-        result["offline"] = run_offline(inputs, models, cfg, cfg.seeds[0])
+        result["offline"] = run_offline(inputs, models, catalog, cfg, cfg.seeds[0])
         timings["offline"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        result["simulation"] = run_simulation(inputs, models, catalog, cfg, eval_dir)
+        extra, result["churn"] = _churn(catalog, cfg)
+        result["simulation"] = run_simulation(inputs, models, catalog, cfg, eval_dir, extra)
         timings["simulation"] = time.perf_counter() - t0
         if cfg.sensitivity:
             t0 = time.perf_counter()
@@ -497,6 +700,35 @@ def run(
     return stats
 
 
+def _churn(
+    catalog: Catalog, cfg: EvaluationConfig
+) -> tuple[dict[str, list[tuple[Scenario, str]]], dict[str, Any]]:
+    """The replayed MCP registry churn scenario for the extended streams, when the snapshot has it."""
+    from ecoagent.config import default_mirror
+    from rated.evaluation.churn import HISTORY, churn_scenario
+
+    path = default_mirror() / HISTORY
+    if not cfg.churn or not path.exists():
+        return {}, {"skipped": f"no {HISTORY} in the catalog snapshot" if cfg.churn else "disabled"}
+    scenario, summary = churn_scenario(catalog.tools, path, cfg.steps)
+    note = (
+        f"{summary['matched_events']} of {summary['history_events']} dated events of docker/mcp-registry's history "
+        f"matched the catalog's {summary['mcp_tools_in_catalog']} MCP tools ({summary['schedule_events']} schedule "
+        "events); dates mapped linearly onto steps 1..T, removed tools unavailable from their step, added tools "
+        "arriving (cold start) at theirs."
+        + (" With no match the scenario is the healthy catalog." if not summary["schedule_events"] else "")
+    )
+    return {s: [(scenario, note)] for s in cfg.extended_streams}, summary
+
+
+SEEDS_CHANGE = (
+    "Each seed changes (1) the stream: which test query comes at each step (uniform, with replacement); "
+    "(2) the failure draw: which tools fail follows the stream's true-tool frequencies, plus the flaky coin "
+    "flips and the cold-start tools; (3) the warm-up sample: which train queries make the labelled "
+    "warm-up pairs (and the D-LinUCB projection). The test queries, the catalog and the models stay fixed."
+)
+
+
 def _nothing_to_evaluate(art: ArtifactDir, config: dict[str, Any], fp: str, n_tools: int) -> dict[str, Any]:
     """A report that says why no number was measured (no Syn or Real query matches the catalog)."""
     reason = "no test or val query of syn/ or real/ has a true tool in tools.parquet: nothing was measured"
@@ -513,7 +745,7 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     """The few numbers the CLI prints and the completion marker keeps."""
     stats: dict[str, Any] = {"seconds": round(result["timings_s"]["total"], 1)}
     for row in result["offline"]["rows"]:
-        if row["method"] == "RATED Full":
+        if row["method"] == "RATED Full (encoder only)":
             stats[f"offline {row['split']} MRR"] = round(row["MRR"], 4)
     for dataset, block in result["simulation"].items():
         for name, sc in block["scenarios"].items():

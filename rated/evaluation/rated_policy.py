@@ -29,52 +29,119 @@ def top_k(query_emb: np.ndarray, tool_emb: np.ndarray, k: int) -> tuple[np.ndarr
 class RatedPolicy:
     """One RATED variant as a simulation policy: rank with the fused score, learn from the chosen tool.
 
+    Cold start is cold: when a run's catalog has late arrivals, the run starts from a RATED that indexes
+    only the tools present at step 0 (warmed up on them alone), and each late tool joins through
+    ``RATED.add_tools`` (encoded by the frozen tool tower then, its bandit cold) at its arrival step,
+    so nothing about it is known before.
+
     Args:
         model: a ``rated.RATED`` of any variant (``no_feedback`` ignores feedback by itself).
         query_emb: embeddings of the stream's query pool, [n_queries, d], from ``model.encode``.
         name: the row label in the tables.
+        feedback: ``execution`` (default: learn whether the call executed) or ``task`` (learn whether
+            it was a true tool: the labelled upper bound).
+        tools: the catalog's tool table in index row order; needed only for runs with late arrivals.
     """
 
     max_attempts = 1
 
-    def __init__(self, model: Any, query_emb: np.ndarray, name: str) -> None:
+    def __init__(
+        self,
+        model: Any,
+        query_emb: np.ndarray,
+        name: str,
+        feedback: str = "execution",
+        tools: Any = None,
+    ) -> None:
         self.model = model
         self.query_emb = np.ascontiguousarray(query_emb, dtype=np.float32)
         self.name = name
+        self.feedback = feedback
+        self.tools = tools
         self.k = int(model.config.top_k)
-        self._weights = tuple(model.config.weights)
-        self._idx, self._sem = top_k(self.query_emb, model.index.embeddings, self.k)
+        self._weights = model.config.fusion_coefficients()
+        self._all = top_k(self.query_emb, model.index.embeddings, self.k)
+        self._idx, self._sem = self._all
         self._cold = model.bandits.state_dict()  # the model is expected fresh: this is the prior start
         self._snapshot = self._cold
-        self._arrival: np.ndarray | None = None
+        self._warm: tuple[np.ndarray, list[frozenset[int]]] | None = None
+        self.live = model
+        self._l2g: np.ndarray | None = None  # live row -> catalog row (None: the same)
+        self._pending: list[tuple[int, np.ndarray]] = []
         self.warm_up_stats: dict[str, float] = {}
 
-    def warm_up(self, pairs_emb: np.ndarray, relevant: Sequence[frozenset[int]]) -> dict[str, float]:
-        """``RATED.warm_up`` on (embedding, true tools) pairs from the cold state, every tool available:
-        select the best fused tool, learn ``success = it is a true tool``. The searches are batched (the
-        result equals ``RATED.warm_up``'s, see the tests); the state after it is what each run starts from.
-        """
-        self.model.bandits.load_state_dict(self._cold)
-        emb = np.ascontiguousarray(pairs_emb, dtype=np.float32)
-        idx_all, sem_all = top_k(emb, self.model.index.embeddings, self.k) if len(emb) else (None, None)
+    def _warm_up_model(
+        self, model: Any, emb: np.ndarray, relevant: Sequence[frozenset[int]]
+    ) -> dict[str, float]:
+        emb = np.ascontiguousarray(emb, dtype=np.float32)
+        idx_all, sem_all = top_k(emb, model.index.embeddings, self.k) if len(emb) else (None, None)
         hits = 0
         for n, rel in enumerate(relevant):
             idx, sem = idx_all[n], sem_all[n]
-            tool = int(idx[self.model.bandits.fused(idx, sem, emb[n], self._weights)[1]])
+            tool = int(idx[model.bandits.fused(idx, sem, emb[n], self._weights)[1]])
             ok = tool in rel
             hits += ok
-            self.model.feedback_embedding(tool, emb[n], ok)
+            model.feedback_embedding(tool, emb[n], ok)
         n = len(relevant)
-        self.warm_up_stats = {"pairs": n, "successes": hits, "success_rate": hits / n if n else 0.0}
+        return {"pairs": n, "successes": hits, "success_rate": hits / n if n else 0.0}
+
+    def warm_up(self, pairs_emb: np.ndarray, relevant: Sequence[frozenset[int]]) -> dict[str, float]:
+        """``RATED.warm_up`` on (embedding, true tools) pairs from the cold state, every tool available:
+        select the best fused tool, learn ``success = it is a true tool`` (labelled, as the paper's
+        2,000 warm-up pairs). The searches are batched (the result equals ``RATED.warm_up``'s, see the
+        tests); the state after it is what each run starts from.
+        """
+        self.model.bandits.load_state_dict(self._cold)
+        self._warm = (np.ascontiguousarray(pairs_emb, dtype=np.float32), list(relevant))
+        self.warm_up_stats = self._warm_up_model(self.model, *self._warm)
         self._snapshot = self.model.bandits.state_dict()
         return self.warm_up_stats
 
     def reset(self, arrival: np.ndarray) -> None:
-        self.model.bandits.load_state_dict(self._snapshot)
-        self._arrival = arrival if arrival.any() else None
+        late = np.flatnonzero(arrival > 0)
+        if not late.size:
+            self.live, self._l2g, self._pending = self.model, None, []
+            self._idx, self._sem = self._all
+            self.model.bandits.load_state_dict(self._snapshot)
+            return
+        if self.tools is None or self.model.encoder is None:
+            raise ValueError(
+                f"{self.name}: a run with late arrivals needs the tool table and the encoder "
+                "(new tools join through RATED.add_tools)"
+            )
+        from rated.index import ToolIndex
+        from rated.retriever import RATED
+
+        present = np.flatnonzero(arrival <= 0)
+        ids = self.model.index.ids
+        index = ToolIndex(
+            self.model.index.dim, [ids[i] for i in present], self.model.index.embeddings[present]
+        )
+        self.live = RATED(self.model.encoder, index, self.model.prior[present], self.model.config)
+        self._l2g = present.astype(np.int64)
+        if self._warm is not None:
+            g2l = {int(g): i for i, g in enumerate(present)}
+            rel = [frozenset(g2l[t] for t in r if t in g2l) for r in self._warm[1]]
+            self._warm_up_model(self.live, self._warm[0], rel)
+        steps = np.unique(arrival[late])
+        self._pending = [(int(s), late[arrival[late] == s]) for s in steps]
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self._idx, self._sem = top_k(self.query_emb, self.live.index.embeddings, self.k)
+
+    def _arrive(self, step: int) -> None:
+        added = False
+        while self._pending and self._pending[0][0] <= step:
+            _, tools = self._pending.pop(0)
+            self.live.add_tools(self.tools[tools.tolist()])
+            self._l2g = np.concatenate([self._l2g, tools.astype(np.int64)])
+            added = True
+        if added:
+            self._refresh()
 
     def fused(self, idx: np.ndarray, sem: np.ndarray, emb: np.ndarray) -> np.ndarray:
-        return self.model.bandits.fused(idx, sem, emb, self._weights)[0]
+        return self.live.bandits.fused(idx, sem, emb, self._weights)[0]
 
     def ranking(self, emb: np.ndarray) -> np.ndarray:
         """Top-K tool indices by RATED's final score, best first (``RATED.rank_embedding``)."""
@@ -82,11 +149,13 @@ class RatedPolicy:
         return np.asarray(idx, dtype=np.int64)
 
     def select(self, step: int, query: int) -> int:
+        if self._pending:
+            self._arrive(step)
         idx, sem = self._idx[query], self._sem[query]
-        final = self.fused(idx, sem, self.query_emb[query])
-        if self._arrival is not None:
-            final = np.where(self._arrival[idx] <= step, final, -np.inf)
-        return int(idx[int(np.argmax(final))])
+        best = int(idx[int(np.argmax(self.fused(idx, sem, self.query_emb[query])))])
+        return best if self._l2g is None else int(self._l2g[best])
 
     def observe(self, step: int, query: int, tool: int, success: bool, error: bool) -> None:
-        self.model.feedback_embedding(tool, self.query_emb[query], success)
+        if self._l2g is not None:
+            tool = int(np.flatnonzero(self._l2g == tool)[0])
+        self.live.feedback_embedding(tool, self.query_emb[query], success)

@@ -6,6 +6,7 @@ so the Markdown can always be regenerated from ``report.json``.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,33 +61,79 @@ def significance_lines(sig: dict[str, dict[str, Any]]) -> str:
             f"- {split}: {t['a']} vs {t['b']} (best baseline by MRR): mean ΔRR = {t['mean_diff']:+.4f} "
             f"(95% bootstrap CI {t['ci_low']:+.4f} .. {t['ci_high']:+.4f}), paired randomization p = "
             f"{t['p_randomization']:.4g}, bootstrap p = {t['p_bootstrap']:.4g} "
-            f"({t['n_queries']} queries, {t['n_resamples']} resamples, seed {t['seed']})"
+            + (
+                f"({t['n_queries']} queries; randomization p exact over all 2^{t['n_queries']} sign flips; "
+                f"bootstrap {t['n_resamples']} resamples, seed {t['seed']})"
+                if t.get("exact")
+                else f"({t['n_queries']} queries, {t['n_resamples']} resamples, seed {t['seed']})"
+            )
         )
     return "\n".join(lines)
 
 
+SMOKE_QUERIES, SMOKE_FAILED = 100, 20
+
+
+def ci_cell(cell: dict[str, Any] | None, ci: dict[str, Any] | None, digits: int = 3) -> str:
+    """``mean ± std [lo, hi]``: std over seeds, the 95% CI over queries x seeds."""
+    text = mean_std(cell, digits)
+    if text == "-" or not ci:
+        return text
+    return f"{text} [{ci['ci_low']:.{digits}f}, {ci['ci_high']:.{digits}f}]"
+
+
 def simulation_table(scenarios: dict[str, dict[str, Any]], names: Sequence[str]) -> str:
-    """Table 2: methods down; for each scenario Post-Fail SR, FSR and AS across."""
+    """Table 2: methods down; per scenario pre-failure SR, Post-Fail SR (95% CI), FSR and both AS."""
     names = [n for n in names if n in scenarios]
     methods = _order(scenarios, names)
-    headers = ["Method"] + [f"{n} {m}" for n in names for m in ("Post-Fail SR", "FSR", "AS")]
+    cols = ("Pre-fail SR", "Post-Fail SR [95% CI]", "FSR", "AS (post-onset windows)", "AS (paper)")
+    headers = ["Method"] + [f"{n} {m}" if len(names) > 1 else m for n in names for m in cols]
     body = []
-    for method in methods:
-        row = [method]
+    for method in methods + ["Oracle"]:
+        row = ["Oracle (ceiling)" if method == "Oracle" else method]
         for n in names:
-            agg = scenarios[n]["aggregate"].get(method, {})
+            sc = scenarios[n]
+            ci = sc.get("ci", {})
+            if method == "Oracle":
+                agg = sc["aggregate"][methods[0]] if methods else {}
+                row += [
+                    ci_cell(agg.get("oracle_pre_fail_sr"), ci.get("pre", {}).get("Oracle")),
+                    ci_cell(agg.get("oracle_post_fail_sr"), ci.get("post", {}).get("Oracle")),
+                    "0",
+                    "-",
+                    "-",
+                ]
+                continue
+            agg = sc["aggregate"].get(method, {})
             row += [
-                mean_std(agg.get("post_fail_sr")),
+                ci_cell(agg.get("pre_fail_sr"), ci.get("pre", {}).get(method)),
+                ci_cell(agg.get("post_fail_sr"), ci.get("post", {}).get(method)),
                 mean_std(agg.get("fsr")),
                 adaptation_cell(agg.get("adaptation_steps")),
+                adaptation_cell(agg.get("adaptation_steps_paper")),
             ]
         body.append(row)
-    if methods:  # the ceiling: an oracle that always picks an available true tool when one exists
-        row = ["Oracle (ceiling)"]
-        for n in names:
-            row += [mean_std(scenarios[n]["aggregate"][methods[0]].get("oracle_post_fail_sr")), "0", "-"]
-        body.append(row)
     return format_table(headers, body)
+
+
+def pool_line(queries: int, true_tools: int, failed: Sequence[int] | None = None) -> str:
+    """The sample a table rests on, and the smoke-test mark when it is too small to mean much."""
+    text = f"**Sample: {queries} distinct test queries, {true_tools} distinct true tools"
+    if failed:
+        text += (
+            f", {min(failed)}-{max(failed)} failed tools per seed"
+            if min(failed) != max(failed)
+            else (f", {failed[0]} failed tools")
+        )
+    text += ".**"
+    small = queries < SMOKE_QUERIES or (failed is not None and failed and max(failed) < SMOKE_FAILED)
+    if small:
+        text = (
+            f"**SMOKE TEST** (fewer than {SMOKE_QUERIES} distinct queries"
+            f"{f' or {SMOKE_FAILED} failed tools' if failed is not None else ''}): "
+            "differences between methods here are not evidence. " + text
+        )
+    return text
 
 
 def _order(scenarios: dict[str, dict[str, Any]], names: Sequence[str]) -> list[str]:
@@ -149,24 +196,61 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_sr_curves(curves: dict[str, list[float]], onset: int, window: int, title: str, path: Path) -> Path:
-    """Moving SR over time, one line per method, the failure onset marked."""
+LINE_STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
+MARKERS = ("o", "s", "^", "v", "D", "x", "+", "P", "*", "h")
+
+
+def plot_sr_curves(
+    curves: dict[str, list[float]],
+    window: int,
+    title: str,
+    path: Path,
+    events: Sequence[tuple[int, str]] = (),
+) -> Path:
+    """Moving SR over time, one line per method, each with its own colour *and* line style (and a
+    sparse marker); methods whose curves are identical are drawn once and named together; events
+    (failure onset, recovery, arrivals) are vertical lines; the legend sits outside the axes."""
+    import numpy as np
+
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4.8))
+    groups: dict[bytes, list[str]] = {}
     for name, values in curves.items():
-        steps = range(window, window + len(values))  # curve[j] covers steps j+1 .. j+window (1-based)
-        style = {"color": "black", "linestyle": ":"} if name == "Oracle" else {}
-        ax.plot(list(steps), values, label=name, linewidth=1.2, **style)
-    ax.axvline(
-        onset + 1, color="red", linestyle="--", linewidth=1, label=f"failure onset (step {onset + 1:,})"
-    )
+        groups.setdefault(np.asarray(values, dtype=np.float64).round(9).tobytes(), []).append(name)
+    palette = [*plt.get_cmap("tab10").colors, *plt.get_cmap("Dark2").colors]
+    fig, ax = plt.subplots(figsize=(11, 5))
+    for k, names in enumerate(groups.values()):
+        values = curves[names[0]]
+        steps = np.arange(window, window + len(values))  # curve[j] covers steps j+1 .. j+window (1-based)
+        label = textwrap.fill(" = ".join(names), 48, subsequent_indent="  ")
+        if "Oracle" in names:
+            style = {"color": "black", "linestyle": ":", "linewidth": 1.6}
+        else:
+            style = {
+                "color": palette[k % len(palette)],
+                "linestyle": LINE_STYLES[k % len(LINE_STYLES)],
+                "marker": MARKERS[k % len(MARKERS)],
+                "markevery": max(1, len(values) // 12) + k,  # staggered so markers of close curves differ
+                "markersize": 4,
+                "linewidth": 1.3,
+            }
+        ax.plot(steps, values, label=f"{label} (identical curves)" if len(names) > 1 else label, **style)
+    colors = {"failure onset": "red", "first removal": "red", "recovery": "green", "arrival": "blue"}
+    seen: set[str] = set()
+    for step, what in events:
+        ax.axvline(
+            step + 1,
+            color=colors.get(what, "grey"),
+            linestyle="--",
+            linewidth=1,
+            label=None if what in seen else f"{what} (step {step + 1:,})",
+        )
+        seen.add(what)
     ax.set_xlabel("step")
     ax.set_ylabel(f"success rate ({window}-step moving average)")
-    ax.set_title(title)
+    ax.set_title(title, fontsize=10)
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7, ncol=2, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -199,6 +283,16 @@ def plot_grid(grid: dict[str, Any], title: str, path: Path) -> Path:
     return path
 
 
+FEEDBACK_NOTE = (
+    "Feedback: after each call a policy sees only whether the selected tool *executed* (1) or errored "
+    "(0); SR additionally needs the tool to be a true tool of the query. Every row uses this "
+    "execution-only feedback except **RATED (task-success feedback)**, which is told whether the call "
+    "served the query (the labelled upper bound, never a default). The warm-up on the train split is "
+    "labelled for every learning method (the paper's 2,000 warm-up pairs). Retry moves to its next "
+    "candidate only after an execution error."
+)
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The whole report.md from report.json's content."""
     cfg = report["config"]
@@ -209,26 +303,38 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"every number below is in `report.json`, the run's configuration in `config.json`.",
         "",
     ]
+    if "seeds_change" in report:
+        parts += [f"- **What a seed changes.** {report['seeds_change']}"]
+    if "fusion" in report:
+        f = report["fusion"]
+        eff = ", ".join(f"{x:.3f}" for x in f["effective_weights"])
+        parts += [
+            f"- **Fusion.** RATED scores w1·{'cos' if f['semantic'] == 'cosine' else '(1+cos)/2'} + "
+            f"w2·clip(UCB) + w3·prior with (w1, w2, w3) = {tuple(f['weights'])}; effective weights per unit "
+            f"of each raw signal (normalized): {eff} (`semantic = {f['semantic']}`)."
+        ]
     data = report.get("data", {})
     for name in ("syn", "real"):
         if name in data:
             d = data[name]
+            gained = d.get("equivalents_gained")
+            extra = (
+                f"; {gained} queries gained cross-platform equivalents as extra true tools" if gained else ""
+            )
             parts.append(
-                f"- {name}: {d['test_queries']} queries of the `{d.get('eval_split', 'test')}` split "
+                f"- {name}: {d['test_queries']} distinct queries of the `{d.get('eval_split', 'test')}` split, "
+                f"{d.get('true_tools', '?')} distinct true tools "
                 f"({d['dropped_pairs']} pairs dropped: tool not in the catalog); {d['warm_up_pairs']} warm-up "
-                f"pairs from `{d['warm_up_split']}`; {data.get('n_tools', '?')} tools."
+                f"pairs drawn per seed from {d.get('train_queries', '?')} `{d['warm_up_split']}` queries; "
+                f"{data.get('n_tools', '?')} tools{extra}."
             )
     parts.append("")
     if "offline" in report:
         off = report["offline"]
-        parts += [
-            "## Table 1: offline retrieval (test splits)",
-            "",
-            off["note"],
-            "",
-            offline_table(off["rows"]),
-            "",
-        ]
+        parts += ["## Table 1: offline retrieval (test splits)", ""]
+        for split, pool in sorted(off.get("pools", {}).items()):
+            parts += [f"- {split}: " + pool_line(pool["queries"], pool["true_tools"])]
+        parts += ["", off["note"], "", offline_table(off["rows"]), ""]
         if off.get("significance"):
             parts += [
                 "Paired significance (per-query reciprocal rank):",
@@ -241,20 +347,45 @@ def render_markdown(report: dict[str, Any]) -> str:
         scen = block["scenarios"]
         paper = [n for n in scen if scen[n]["scenario"]["kind"] == "permanent"]
         extended = [n for n in scen if scen[n]["scenario"]["kind"] != "permanent"]
-        parts += [
-            f"## Table 2: dynamic simulation, {dataset} test stream",
-            "",
-            f"{block['steps']:,} steps sampled with replacement from {block['pool_size']} "
-            f"{block.get('eval_split', 'test')} queries; "
-            f"N = {block['n_true_tools']} tools are true tools in the stream (seed {cfg['seeds'][0]}); "
-            "Post-Fail SR and FSR over steps 2,001-5,000; AS = steps after onset until the 200-step moving "
-            f"SR reaches θ x the pre-failure peak. Mean ± std over {len(cfg['seeds'])} seeds.",
-            "",
-            simulation_table(scen, paper),
-            "",
-        ]
+        parts += [f"## Table 2: dynamic simulation, {dataset} test stream", ""]
+        if dataset == "syn" and not block.get("equivalents_gained"):
+            parts += [
+                "No Syn test query has a cross-platform equivalent in this build, so each has one true tool: "
+                "once it fails no method can serve that query (see the oracle). Read Syn's Post-Fail SR as "
+                "relevance, not adaptation.",
+                "",
+            ]
+        for n in paper:
+            sc = scen[n]
+            parts += [
+                f"### {n}",
+                "",
+                pool_line(
+                    block["pool_size"],
+                    block.get("n_true_tools_pool", block["n_true_tools"]),
+                    sc.get("failed_tools"),
+                ),
+                "",
+                f"{block['steps']:,} steps sampled with replacement from the {block['pool_size']} "
+                f"{block.get('eval_split', 'test')} queries; N = {block['n_true_tools']} tools are true tools in "
+                f"the stream (seed {cfg['seeds'][0]}). Pre-fail SR over steps 1-{cfg['simulation']['onset']:,}; "
+                f"Post-Fail SR and FSR over steps {cfg['simulation']['onset'] + 1:,}-"
+                f"{cfg['simulation']['window_end']:,}. Cells: mean ± std over {len(cfg['seeds'])} seeds, "
+                "[95% bootstrap CI over queries x seeds]. AS (post-onset windows): steps until a 200-step window "
+                "made only of post-onset steps reaches θ x the pre-failure peak (≥ 200 by construction); "
+                "AS (paper): first step m ≥ 0 after onset whose window *ending* there reaches it (may be 0).",
+                "",
+                FEEDBACK_NOTE,
+                "",
+                simulation_table(scen, [n]),
+                "",
+            ]
         if extended:
-            parts += [f"### Past the paper ({dataset})", "", extended_table(scen, extended), ""]
+            parts += [f"### Past the paper ({dataset})", ""]
+            for n in extended:
+                if scen[n].get("note"):
+                    parts += [f"- **{n}**: {scen[n]['note']}"]
+            parts += ["", extended_table(scen, extended), ""]
         for png in block.get("plots", []):
             parts += [f"![SR over time]({png})", ""]
     if "latency" in report:
@@ -262,7 +393,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         parts += ["## Table 3: latency on this machine", "", lat["note"], "", latency_table(lat["rows"]), ""]
     if "sensitivity" in report:
         sens = report["sensitivity"]
-        parts += ["## Sensitivity (Post-Fail SR, ρ = 20%, one seed)", "", sens["note"], ""]
+        parts += ["## Sensitivity (Post-Fail SR, ρ = 20%, validation split)", "", sens["note"], ""]
         for key in ("weights", "bandit"):
             if key in sens:
                 parts += [grid_table(sens[key]), "", f"![{key}]({sens[key]['plot']})", ""]

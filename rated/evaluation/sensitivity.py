@@ -1,8 +1,9 @@
 """Sensitivity of RATED Full to its fusion weights (w1, w3) and bandit settings (gamma, alpha), as in the
-paper's Figure 4: Post-Fail SR on one seeded simulation at rho = 20%, one cell per setting.
+paper's Figure 4: Post-Fail SR at rho = 20%, one cell per setting, the mean over several seeded runs on
+the validation split (where the paper selects its settings).
 
-Each cell builds a fresh retriever that shares the encoder and index (``RATED.fresh``), applies the same
-warm-up, and replays the same stream and schedule, so cells differ only in the swept parameters.
+Each cell builds a fresh retriever that shares the encoder and index (``RATED.fresh``), applies each
+run's warm-up, and replays each run's stream and schedule, so cells differ only in the swept parameters.
 """
 
 from __future__ import annotations
@@ -21,25 +22,23 @@ WEIGHT_GRID = {"w1": (0.65, 0.75, 0.85), "w3": (0.05, 0.10, 0.15)}  # w2 = 1 - w
 BANDIT_GRID = {"gamma": (0.90, 0.95, 0.99), "alpha": (0.05, 0.10, 0.20)}
 
 
-def _cell(
-    model: Any,
-    query_emb: np.ndarray,
-    warm: tuple[np.ndarray, Sequence[frozenset[int]]],
-    stream: Stream,
-    schedule: FailureSchedule,
-    metric: PostFailSuccessRate,
-) -> float:
-    policy = RatedPolicy(model, query_emb, "RATED Full")
-    policy.warm_up(*warm)
-    return metric(simulate(policy, stream, schedule))
+Run = tuple[Stream, FailureSchedule, tuple[np.ndarray, Sequence[frozenset[int]]]]
+
+
+def _cell(model: Any, query_emb: np.ndarray, runs: Sequence[Run], metric: PostFailSuccessRate) -> float:
+    """Mean Post-Fail SR of one setting over the runs (stream, schedule, warm-up pairs)."""
+    values = []
+    for stream, schedule, warm in runs:
+        policy = RatedPolicy(model, query_emb, "RATED Full")
+        policy.warm_up(*warm)
+        values.append(metric(simulate(policy, stream, schedule)))
+    return float(np.mean(values))
 
 
 def sweep(
     full: Any,
     query_emb: np.ndarray,
-    warm: tuple[np.ndarray, Sequence[frozenset[int]]],
-    stream: Stream,
-    schedule: FailureSchedule,
+    runs: Sequence[Run],
     metric: PostFailSuccessRate,
     weight_grid: dict[str, Sequence[float]] | None = None,
     bandit_grid: dict[str, Sequence[float]] | None = None,
@@ -62,7 +61,7 @@ def sweep(
                 weights["cells"].append({"x": w1, "y": w3, "w2": w2, "post_fail_sr": None})
                 continue
             model = full.fresh(base.replace(weights=(w1, w2, w3)))
-            sr = _cell(model, query_emb, warm, stream, schedule, metric)
+            sr = _cell(model, query_emb, runs, metric)
             weights["cells"].append({"x": w1, "y": w3, "w2": w2, "post_fail_sr": sr})
     bandit: dict[str, Any] = {
         "x": "gamma",
@@ -74,6 +73,6 @@ def sweep(
     for gamma in bandit_grid["gamma"]:
         for alpha in bandit_grid["alpha"]:
             model = full.fresh(base.replace(gamma=gamma, alpha=alpha))
-            sr = _cell(model, query_emb, warm, stream, schedule, metric)
+            sr = _cell(model, query_emb, runs, metric)
             bandit["cells"].append({"x": gamma, "y": alpha, "post_fail_sr": sr})
-    return {"weights": weights, "bandit": bandit, "base_config": base.to_dict()}
+    return {"weights": weights, "bandit": bandit, "base_config": base.to_dict(), "runs": len(runs)}

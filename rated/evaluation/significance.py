@@ -26,19 +26,38 @@ class PairedTest:
     n_queries: int
     n_resamples: int
     seed: int
+    exact: bool = False
 
     def to_dict(self) -> dict[str, float | int]:
         return dict(self.__dict__)
 
 
-def paired_randomization_p(a: np.ndarray, b: np.ndarray, n_resamples: int = 10000, seed: int = 0) -> float:
-    """Two-sided p-value of the mean paired difference under random sign flips (exact for tiny n).
+EXACT_MAX_N = 20  # 2^20 sign assignments: enumerated exactly up to here
 
-    The +1 in numerator and denominator counts the observed assignment, so p is never 0.
+
+def exact_randomization_p(d: np.ndarray) -> float:
+    """Two-sided p of the mean paired difference over all 2^n sign flips (n <= ``EXACT_MAX_N``)."""
+    d = np.asarray(d, dtype=np.float64)
+    n = d.size
+    if n > EXACT_MAX_N:
+        raise ValueError(f"exact enumeration is for n <= {EXACT_MAX_N}, got {n}")
+    observed = abs(d.mean())
+    codes = np.arange(2**n, dtype=np.int64)[:, None]
+    signs = ((codes >> np.arange(n)) & 1) * 2.0 - 1.0  # every assignment once, the observed included
+    return float((np.abs(signs @ d / n) >= observed - 1e-12).mean())
+
+
+def paired_randomization_p(a: np.ndarray, b: np.ndarray, n_resamples: int = 10000, seed: int = 0) -> float:
+    """Two-sided p-value of the mean paired difference under random sign flips.
+
+    Exact (all 2^n assignments) for n <= 20; above, Monte Carlo with ``n_resamples`` draws, where the
+    +1 in numerator and denominator counts the observed assignment, so p is never 0.
     """
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     if d.size == 0:
         return float("nan")
+    if d.size <= EXACT_MAX_N:
+        return exact_randomization_p(d)
     observed = abs(d.mean())
     rng = np.random.default_rng(seed)
     hits = 0
@@ -88,4 +107,5 @@ def compare(a: np.ndarray, b: np.ndarray, n_resamples: int = 10000, seed: int = 
         n_queries=len(a),
         n_resamples=n_resamples,
         seed=seed,
+        exact=0 < len(a) <= EXACT_MAX_N,
     )

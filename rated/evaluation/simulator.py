@@ -1,17 +1,21 @@
-"""The dynamic simulation (Table 2): replay a query stream against a failure schedule, one policy at a time.
+"""The dynamic simulation (Table 2): replay a query stream against an availability schedule, one policy at a time.
 
-Each step draws a query; the policy selects a tool; the call succeeds when the tool is a true tool for
-the query and is available. The policy observes only its own call (success, and whether the call
-errored because the tool was down), never the state of other tools. A policy may call several tools in
-one step (``max_attempts``; Retry uses 3): the simulator stops at the first success, and every call
-counts as a selection for FSR.
+Each step draws a query; the policy selects a tool and the tool is called. Feedback and metric are
+kept apart, as in the paper: the call **executes** when the tool is in the catalog and up (that is all a
+policy observes by default, ``feedback = "execution"``); the step **succeeds** (the metric SR) when an
+executed call was to a true tool of the query. A policy that declares ``feedback = "task"`` is told
+``executed and true tool`` instead: the upper-bound variant, never a default row. A policy may call
+several tools in one step (``max_attempts``; Retry uses 3): after each call it either names the next
+tool or ends the step by returning ``None`` from ``select``; every call counts as a selection for FSR.
+A tool selected before its arrival counts as an unavailable call and is recorded in ``Trace.absent``.
+
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -57,13 +61,19 @@ class Stream:
         return [self.pool.relevant[q] for q in self.order]
 
 
+Feedback = Literal["execution", "task"]
+
+
 @runtime_checkable
 class Policy(Protocol):
     """What every method in the simulation implements.
 
     ``reset`` is called once before a run with the catalog's arrival steps (a tool with
     ``arrival[i] > step`` is not in the catalog yet and must not be selected); ``select`` names one
-    tool for the query at ``step``; ``observe`` reports that one call's outcome.
+    tool for the query at ``step`` (or ``None`` to end the step, allowed after its first call);
+    ``observe`` reports that one call's outcome: ``success`` is the reward of the policy's
+    ``feedback`` kind (``"execution"`` when the attribute is missing), ``error`` that the call did
+    not execute.
     """
 
     name: str
@@ -71,9 +81,17 @@ class Policy(Protocol):
 
     def reset(self, arrival: np.ndarray) -> None: ...
 
-    def select(self, step: int, query: int) -> int: ...
+    def select(self, step: int, query: int) -> int | None: ...
 
     def observe(self, step: int, query: int, tool: int, success: bool, error: bool) -> None: ...
+
+
+def feedback_of(policy: Policy) -> Feedback:
+    """The policy's feedback kind; execution-only unless it declares ``feedback = "task"``."""
+    kind = getattr(policy, "feedback", "execution")
+    if kind not in ("execution", "task"):
+        raise ValueError(f"policy {policy.name!r} declares unknown feedback {kind!r}")
+    return kind
 
 
 @dataclass(frozen=True)
@@ -86,6 +104,8 @@ class Trace:
     selected: np.ndarray  # int: the last tool called in this step
     oracle: np.ndarray  # bool: some true tool of the query was available (the oracle's success)
     query: np.ndarray  # int: pool index of the step's query
+    first: np.ndarray | None = None  # int: the first tool called in this step
+    absent: int = 0  # calls to a tool before its arrival (a policy bug when > 0)
 
 
 def oracle_success(stream: Stream, schedule: FailureSchedule) -> np.ndarray:
@@ -109,22 +129,32 @@ def simulate(
     attempts = np.zeros(steps, dtype=np.int64)
     unavailable = np.zeros(steps, dtype=np.int64)
     selected = np.full(steps, -1, dtype=np.int64)
+    first = np.full(steps, -1, dtype=np.int64)
+    absent = 0
     relevant = stream.pool.relevant
-    policy.reset(schedule.arrival)
+    task = feedback_of(policy) == "task"
+    arrival = schedule.arrival
+    policy.reset(arrival)
     for t in range(steps):
         q = int(stream.order[t])
         rel = relevant[q]
-        for _ in range(policy.max_attempts):
-            tool = int(policy.select(t, q))
-            available = schedule.available(t, tool)
-            ok = available and tool in rel
-            policy.observe(t, q, tool, ok, not available)
-            attempts[t] += 1
-            unavailable[t] += not available
-            selected[t] = tool
-            if ok:
-                success[t] = True
+        for attempt in range(policy.max_attempts):
+            choice = policy.select(t, q)
+            if choice is None:
+                if attempt == 0:
+                    raise ValueError(f"policy {policy.name!r} ended step {t} without calling a tool")
                 break
+            tool = int(choice)
+            absent += bool(arrival[tool] > t)
+            executed = schedule.available(t, tool)
+            correct = executed and tool in rel
+            policy.observe(t, q, tool, correct if task else executed, not executed)
+            attempts[t] += 1
+            unavailable[t] += not executed
+            selected[t] = tool
+            if attempt == 0:
+                first[t] = tool
+            success[t] |= correct
     return Trace(
         success=success,
         attempts=attempts,
@@ -132,6 +162,8 @@ def simulate(
         selected=selected,
         oracle=oracle_success(stream, schedule) if oracle is None else oracle,
         query=stream.order.copy(),
+        first=first,
+        absent=absent,
     )
 
 

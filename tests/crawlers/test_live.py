@@ -124,6 +124,12 @@ def test_a_whole_source_failing_fails_the_crawl_naming_it(snapshot_server, tmp_p
         )
 
 
+def test_mcp_has_no_live_routes_yet_and_says_so(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"platform\(s\) \['mcp'\] have no live routes yet"):
+        run(tmp_path / "out", get_profile("embedded"), live=True, platforms="crewai,mcp", with_prior=False)
+    assert not (tmp_path / "out" / "tools.parquet").exists()
+
+
 def test_robots_txt_disallow_is_respected(snapshot_server, tmp_path: Path) -> None:
     folder = SERPER_README.rsplit("/", 1)[0]
     snapshot_server.state.robots = f"User-agent: *\nDisallow: {folder}/\n"

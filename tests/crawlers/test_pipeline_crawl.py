@@ -34,8 +34,15 @@ def test_every_platform_and_thousands_of_tools(tools: pl.DataFrame, report: dict
         and counts["langchain"] > 200
         and counts["crewai"] > 120
         and counts["llamaindex"] > 140
+        and counts["mcp"] > 4000
     )
-    assert tools.height == sum(counts.values()) == report["tools"] > 4000
+    assert tools.height == sum(counts.values()) == report["tools"] > 8000
+    mcp_tools = tools.filter((pl.col("platform") == "mcp") & (pl.col("granularity") == "tool"))
+    assert mcp_tools.height == 2997  # the issue expected "roughly 3,000+" tool-level MCP records
+    assert report["per_granularity"] == {"tool": tools.height - 1388, "server": 1388}
+    assert sum(report["per_catalog_status"].values()) == tools.height
+    assert report["per_catalog_status"]["archived"] > 0 and report["per_catalog_status"]["removed"] > 0
+    assert set(report["mcp"]["records_per_source"]) == {"mcpm", "docker", "official", "toolhive", "servers"}
     assert report["per_platform"] == dict(sorted(counts.items()))
     assert sum(report["per_auth_kind"].values()) == tools.height
 
@@ -51,6 +58,15 @@ def test_named_tools_carry_health_signals_and_a_prior(tools: pl.DataFrame) -> No
     no_auth = tools.filter(pl.col("tool_id") == "n8n:if").row(0, named=True)
     assert no_auth["requires_auth"] is False and no_auth["auth_configured"] is True
     assert tools["prior"].null_count() == 0
+    # the four source weights: official MCP list 1.0, frameworks 0.9, n8n 0.8, community MCP 0.6
+    official = tools.filter(pl.col("tool_id") == "mcp:clickhouse:run_select_query").row(0, named=True)
+    assert official["is_official"] and official["source_weight"] == 1.0 and official["licence"] == "MIT"
+    community = tools.filter(pl.col("tool_id") == "mcp:asana").row(0, named=True)
+    assert not community["is_official"] and community["source_weight"] == 0.6
+    assert community["granularity"] == "server" and community["transport"] == "sse"
+    assert set(tools["source_weight"].unique().to_list()) == {1.0, 0.9, 0.8, 0.6}
+    assert slack["licence"] == "Sustainable Use License" and slack["server"] is None
+    assert row["catalog_status"] == "active" and row["granularity"] == "tool" and row["sources"]
     assert tools["consistency"].min() >= 0.0 and tools["consistency"].max() <= 1.0  # type: ignore[operator]
 
 
@@ -70,8 +86,18 @@ def test_report_counts_missing_fields_errors_and_high_priors(
         tools["doc_url"].null_count() / tools.height, abs=1e-4
     )
     assert report["prior_ge_0_8"] == int((tools["prior"] >= 0.8).sum())
-    assert report["errors"]["count"] == 4 and len(report["errors"]["lines"]["crewai"]) == 4
-    assert {"langchain", "crewai", "llamaindex", "n8n", "total"} <= set(report["timings_s"])
+    assert len(report["errors"]["lines"]["crewai"]) == 4
+    mcp_errors = report["errors"]["lines"]["mcp"]
+    assert report["errors"]["count"] == 4 + len(mcp_errors)
+    # the official seed's blank entries and servers no source describes, each a named line
+    assert sum("seed_2025_05_16.json [" in line and "server has no name" in line for line in mcp_errors) == 7
+    assert {"langchain", "crewai", "llamaindex", "n8n", "mcp", "total"} <= set(report["timings_s"])
+    per_platform = report["prior_per_platform"]
+    assert set(per_platform) == set(report["per_platform"])
+    for platform, dist in per_platform.items():
+        p = tools.filter(pl.col("platform") == platform)["prior"]
+        assert dist["tools"] == p.len() and dist["ge_0_8_share"] == pytest.approx((p >= 0.8).mean(), abs=1e-4)
+        assert dist["p0"] <= dist["p50"] <= dist["p100"]
     assert ArtifactDir(crawled_out).is_done("crawl", report["config"]["fingerprint"])
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from crawlers.embedding_cache import EmbeddingCache, encoder_key
 from crawlers.prior import PriorWeights, consistency, doc_quality, metadata_prior
+from crawlers.record import identifier_words
 from ecoagent.config import MINILM
 from ecoagent.models import load_encoder
 
@@ -19,26 +20,43 @@ def sigma(x: float) -> float:
 
 
 def test_doc_quality_by_hand() -> None:
-    # description lengths 10, 20, 40 -> median 20; tag strings 0, 6, 6 -> median 6
+    # description lengths 10, 20, 40 -> median 20; tag strings 0, 6, 6 -> median 6; logistic(2 (x - 1))
     q = doc_quality(["a" * 10, "b" * 20, "c" * 40], ["", "search", "search"], PriorWeights())
     expected = [
-        0.6 * sigma(0.5) + 0.4 * sigma(0.0),
-        0.6 * sigma(1.0) + 0.4 * sigma(1.0),
-        0.6 * sigma(2.0) + 0.4 * sigma(1.0),
+        0.6 * sigma(-1.0) + 0.4 * sigma(-2.0),
+        0.6 * sigma(0.0) + 0.4 * sigma(0.0),
+        0.6 * sigma(2.0) + 0.4 * sigma(0.0),
     ]
     assert q == pytest.approx(expected)
+    # centred at the median: a median-length doc is 0.5, an empty one is low, not 0.5 as before
+    assert q[1] == pytest.approx(0.5)
+    empty = doc_quality(["", "x" * 50, "y" * 50], ["", "t", "t"], PriorWeights())[0]
+    assert empty == pytest.approx(sigma(-2.0)) and empty < 0.13
 
 
 def test_prior_combines_the_parts_with_the_paper_weights() -> None:
-    cons = np.array([0.9, 0.2, 0.0])
-    quality = np.array([0.7, 0.5, 0.6])
-    source, prior = metadata_prior(cons, ["crewai", "n8n", "toolbench"], quality, PriorWeights())
-    assert source.tolist() == [0.9, 0.8, 0.6]
+    cons = np.array([0.9, 0.2, 0.0, 0.5, 0.5])
+    quality = np.array([0.7, 0.5, 0.6, 0.4, 0.4])
+    # "official" is what the crawl passes for a tool on an official MCP list; "mcp" for a community server
+    lists = ["crewai", "n8n", "toolbench", "official", "mcp"]
+    source, prior = metadata_prior(cons, lists, quality, PriorWeights())
+    assert source.tolist() == [0.9, 0.8, 0.6, 1.0, 0.6]
+    assert [PriorWeights().weight_of(p) for p in ("langchain", "llamaindex")] == [0.9, 0.9]
     assert prior == pytest.approx(
-        [0.5 * 0.9 + 0.3 * 0.9 + 0.2 * 0.7, 0.5 * 0.2 + 0.3 * 0.8 + 0.2 * 0.5, 0.3 * 0.6 + 0.2 * 0.6]
+        [
+            0.5 * 0.9 + 0.3 * 0.9 + 0.2 * 0.7,
+            0.5 * 0.2 + 0.3 * 0.8 + 0.2 * 0.5,
+            0.3 * 0.6 + 0.2 * 0.6,
+            0.5 * 0.5 + 0.3 * 1.0 + 0.2 * 0.4,
+            0.5 * 0.5 + 0.3 * 0.6 + 0.2 * 0.4,
+        ]
     )
-    official = PriorWeights().weight_of("official")
-    assert official == 1.0
+
+
+def test_names_given_by_the_source_are_read_as_words() -> None:
+    assert identifier_words("brave_web_search") == "brave web search"
+    assert identifier_words("getJiraIssue") == "get jira issue"
+    assert identifier_words("Slack channel Archive") == "Slack channel Archive"
 
 
 def test_weights_are_validated() -> None:

@@ -46,3 +46,14 @@ def test_tool_document_joins_name_description_and_tags() -> None:
     doc = tool_document("Slack", " Post a message ", ["Communication", ""])
     assert doc == "Slack: Post a message (tags: Communication)"
     assert tool_document("Wait", "Waits.", None) == "Wait: Waits."
+
+
+def test_validate_names_a_record_with_an_unknown_granularity_or_status() -> None:
+    frame = rows_to_frame([_row(granularity="tool", catalog_status="active")], TOOL_SCHEMA)
+    validate_tools(frame)
+    bad = rows_to_frame([_row(tool_id="mcp:x", granularity="endpoint")], TOOL_SCHEMA)
+    with pytest.raises(ValueError, match=r"'mcp:x': granularity 'endpoint' not in"):
+        validate_tools(bad)
+    bad = rows_to_frame([_row(tool_id="mcp:y", catalog_status="gone")], TOOL_SCHEMA)
+    with pytest.raises(ValueError, match=r"'mcp:y': catalog_status 'gone' not in"):
+        validate_tools(bad)

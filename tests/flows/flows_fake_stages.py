@@ -7,6 +7,7 @@ the real stages are run by the tests that import them once they exist.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -51,13 +52,15 @@ def crawl(
 ) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "crawl", platforms=platforms)
+    # a stage's own logger, as the real stages use: it must reach the Prefect run's log
+    logging.getLogger("crawlers.fake").info("fake crawl: %d platforms", len(platforms or [1, 2, 3, 4]))
     _write(a.tools, json.dumps({"platforms": platforms, "seed": profile.seed}))
     write_json(a.crawl_report, {"tools": len(platforms or [1, 2, 3, 4])})
     a.mark_done("crawl", fingerprint({"platforms": platforms}))
     return {"tools": len(platforms or [1, 2, 3, 4]), "per_platform": {p: 1 for p in platforms or []}}
 
 
-def syn(out: Path, profile: Any, max_tools: int | None = None, split_by: str = "query") -> dict[str, Any]:
+def syn(out: Path, profile: Any, max_tools: int | None = None) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "syn", max_tools=max_tools, met=_rendezvous(out, "syn", "real"))
     tools = a.tools.read_text()

@@ -90,3 +90,24 @@ def test_bad_tool_row_is_named(small_out: Path) -> None:
     tools.write_parquet(small_out / "tools.parquet")
     with pytest.raises(ValueError, match=f"tool '{tools['tool_id'][0]}': empty description"):
         run(small_out, get_profile("embedded"), max_tools=1)
+
+
+@pytest.mark.slow
+def test_the_embedded_default_model_end_to_end(small_out: Path) -> None:
+    """Qwen2.5-Coder-1.5B on llama.cpp, the embedded default, through the whole Syn stage on 3 real tools."""
+    pytest.importorskip("xllamacpp")
+    from ecoagent.llm import make_llm
+    from generators.filters import copies_example, ends_sentence
+    from generators.prompts import FEW_SHOT
+
+    profile = get_profile("embedded")
+    llm = make_llm(profile.models, threads=1)
+    stats = run(small_out, profile, max_tools=3, llm=llm)
+    queries = pl.read_parquet(ArtifactDir(small_out).syn_queries)
+    assert stats["mode"] == "list" and stats["model"]["backend"] == "llamacpp"
+    assert queries.height >= 20  # 3 tools x 10 wanted, less what the filters and dedup removed
+    texts = queries["query"].to_list()
+    assert not any(copies_example(q, [a for _, _, a in FEW_SHOT]) for q in texts)
+    # the last item of an answer must end its sentence (the filter); the model ends nearly all the others too
+    assert sum(ends_sentence(q) for q in texts) >= 0.9 * len(texts)
+    assert stats["yield"][profile.models.sbert]["per_tool"]["median"] >= 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecoagent.config import ModelConfig
+from ecoagent.config import SMOLLM2, ModelConfig
 from ecoagent.llm import SamplingParams, make_llm
 from ecoagent.llm.embedded import EmbeddedLLM
 from ecoagent.llm.openai_client import OpenAILLM
@@ -15,7 +15,9 @@ JUDGE = [{"role": "user", "content": "Answer yes or no. Is Paris in France?"}]
 
 @pytest.fixture()
 def client(llm_server: str) -> OpenAILLM:
-    llm = make_llm(ModelConfig(llm_backend="openai", llm_base_url=llm_server), concurrency=4, timeout=300)
+    llm = make_llm(
+        ModelConfig(llm=SMOLLM2, llm_backend="openai", llm_base_url=llm_server), concurrency=4, timeout=300
+    )
     assert isinstance(llm, OpenAILLM)
     return llm
 

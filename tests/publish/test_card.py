@@ -77,3 +77,26 @@ def test_datasheet_reports_counts_filters_and_models(published: dict, small_out:
     # the models named by the rows themselves
     assert "model=HuggingFaceTB/SmolLM2-135M-Instruct" in text
     assert "sentence-transformers/all-mpnet-base-v2" in text
+
+
+def test_card_cites_links_and_stays_small(published: dict, small_out: Path) -> None:
+    from ecoagent.config import HUB_REPO_ID
+
+    folder = small_out / "dataset"
+    text = (folder / "README.md").read_text()
+    assert len(text.encode()) < 30_000  # key numbers as small tables; the full reports are linked
+    assert "<details>" not in text
+    bib = text.split("## Citation", 1)[1].split("```bibtex\n", 1)[1].split("\n```", 1)[0]
+    assert bib.startswith("@misc{ecoagent") and bib.rstrip().endswith("}")
+    assert bib.count("{") == bib.count("}")
+    assert f"\\url{{https://huggingface.co/datasets/{HUB_REPO_ID}}}" in bib
+    assert f'load_dataset("{HUB_REPO_ID}", "tools"' in text and "ORG/NAME" not in text
+    for stage in ("crawl", "syn", "real"):
+        linked = folder / "stats" / f"{stage}.json"
+        assert f"(stats/{stage}.json)" in text and linked.is_file()
+        entries = json.loads(linked.read_text())
+        assert entries and not any(isinstance(v, str) and v.startswith("/") for v in entries.values())
+    syn = json.loads((folder / "stats" / "syn.json").read_text())
+    assert (
+        syn["dedup.removed"] == json.loads(ArtifactDir(small_out).syn_stats.read_text())["dedup"]["removed"]
+    )

@@ -89,7 +89,7 @@ def test_licenses_follow_the_sources(published: dict, small_out: Path) -> None:
     assert "apache-2.0" in lic["real"] and "apache-2.0" in lic["manual_check"]
     assert "apache-2.0" not in lic["tools"] and "apache-2.0" not in lic["syn"]
     assert ("other" in lic["tools"]) == ("n8n" in platforms)
-    assert ("mit" in lic["tools"]) == bool(platforms & {"langchain", "crewai", "llamaindex"})
+    assert ("mit" in lic["tools"]) == bool(platforms & {"langchain", "crewai", "llamaindex", "mcp"})
 
 
 def test_tools_only_folder_publishes_and_lists_absent_configs(tools_source: Path, tmp_path: Path) -> None:

@@ -27,3 +27,17 @@ def test_croissant_hashes_match_the_manifest(published: dict, small_out: Path) -
     manifest = json.loads((folder / "manifest.json").read_text())["files"]
     for obj in ld["distribution"]:
         assert manifest[obj["contentUrl"]]["sha256"] == obj["sha256"]
+
+
+def test_croissant_cites_as_bibtex_with_a_real_url_and_date(published: dict, small_out: Path) -> None:
+    import datetime as dt
+
+    from ecoagent.config import HUB_REPO_ID
+
+    ld = json.loads((small_out / "dataset" / "croissant.json").read_text())
+    assert ld["url"] == f"https://huggingface.co/datasets/{HUB_REPO_ID}"
+    assert ld["citeAs"].startswith("@misc{ecoagent") and ld["url"] in ld["citeAs"]
+    assert dt.date.fromisoformat(ld["datePublished"]) <= dt.datetime.now(dt.UTC).date()
+    ds = mlc.Dataset(str(small_out / "dataset" / "croissant.json"))
+    assert ds.metadata.date_published is not None
+    assert not [w for w in ds.metadata.ctx.issues.warnings if "datePublished" in str(w)]

@@ -5,16 +5,30 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rated.fusion import fuse, fuse_unchecked, semantic_unit
+from rated.fusion import coefficients, effective_weights, fuse, fuse_unchecked, semantic_unit
 
 
 def test_semantic_unit_maps_cosine_affinely() -> None:
     np.testing.assert_allclose(semantic_unit(np.array([-1.0, 0.0, 1.0])), [0.0, 0.5, 1.0])
 
 
-def test_fuse_by_hand() -> None:
+def test_fuse_by_hand_is_the_papers_raw_cosine() -> None:
     out = fuse([0.6], [0.3], [0.9], weights=(0.75, 0.15, 0.10))
+    assert out[0] == pytest.approx(0.75 * 0.6 + 0.15 * 0.3 + 0.10 * 0.9)
+
+
+def test_unit_option_rescales_the_cosine_and_reports_its_effective_weights() -> None:
+    out = fuse([0.6], [0.3], [0.9], weights=(0.75, 0.15, 0.10), semantic="unit")
     assert out[0] == pytest.approx(0.75 * 0.8 + 0.15 * 0.3 + 0.10 * 0.9)
+    np.testing.assert_allclose(effective_weights((0.75, 0.15, 0.10), "unit"), [0.6, 0.24, 0.16])
+    np.testing.assert_allclose(effective_weights((0.75, 0.15, 0.10), "cosine"), [0.75, 0.15, 0.10])
+
+
+def test_unit_option_can_change_the_ranking() -> None:
+    # a semantic gap of 0.2 against a bandit gap of 0.9: w1 * 0.2 = 0.15 > w2 * 0.9 = 0.135 only unscaled
+    sem, bandit, prior = [0.9, 0.7], [0.0, 0.9], [0.5, 0.5]
+    assert np.argmax(fuse(sem, bandit, prior)) == 0
+    assert np.argmax(fuse(sem, bandit, prior, semantic="unit")) == 1
 
 
 def test_bandit_is_clipped_to_unit_range() -> None:
@@ -22,10 +36,13 @@ def test_bandit_is_clipped_to_unit_range() -> None:
     np.testing.assert_allclose(out, [1.0, 0.0])
 
 
-def test_output_stays_in_unit_range() -> None:
+def test_unit_output_stays_in_unit_range_and_cosine_in_its_bounds() -> None:
     rng = np.random.default_rng(0)
-    out = fuse(rng.uniform(-1, 1, 100), rng.normal(0.5, 1, 100), rng.random(100))
+    args = (rng.uniform(-1, 1, 100), rng.normal(0.5, 1, 100), rng.random(100))
+    out = fuse(*args, semantic="unit")
     assert out.min() >= 0.0 and out.max() <= 1.0
+    raw = fuse(*args)
+    assert raw.min() >= -0.75 and raw.max() <= 1.0
 
 
 def test_hot_path_matches() -> None:
@@ -33,6 +50,8 @@ def test_hot_path_matches() -> None:
     sem, bandit, prior = rng.uniform(-1, 1, 10), rng.normal(0.5, 0.5, 10), rng.random(10)
     w = (0.5, 0.3, 0.2)
     np.testing.assert_allclose(fuse_unchecked(sem, bandit, prior, w), fuse(sem, bandit, prior, w))
+    unit = coefficients(w, "unit")
+    np.testing.assert_allclose(fuse_unchecked(sem, bandit, prior, unit), fuse(sem, bandit, prior, w, "unit"))
 
 
 @pytest.mark.parametrize(

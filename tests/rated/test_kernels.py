@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rated.bandit import BIAS, DiscountedLinUCB
-from rated.fusion import fuse
+from rated.fusion import coefficients, fuse
 
 D, N = 16, 40
 
@@ -75,6 +75,9 @@ def test_fused_is_fuse_of_the_scores_and_picks_its_argmax(pair) -> None:
         expected = fuse(sem, ref.scores(idx, x), fast.prior[idx], weights)
         np.testing.assert_allclose(final, expected, rtol=1e-5, atol=1e-6)
         assert final[best] == final.max() and best == int(np.argmax(final))
+        unit, _ = fast.fused(idx, sem, x, coefficients(weights, "unit"))
+        expected = fuse(sem, ref.scores(idx, x), fast.prior[idx], weights, semantic="unit")
+        np.testing.assert_allclose(unit, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_ties_go_to_the_first_candidate() -> None:

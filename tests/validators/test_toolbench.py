@@ -91,27 +91,40 @@ def test_query_hash_ignores_case_and_spacing() -> None:
     assert query_hash("find me a hotel") != query_hash("find me a motel")
 
 
-def test_unknown_format_names_the_file(tmp_path: Path) -> None:
-    bad = tmp_path / "toolbench" / "weird.json"
-    bad.parent.mkdir()
-    bad.write_text(json.dumps({"queries": "none"}))
-    with pytest.raises(ValueError, match=r"weird\.json: unknown ToolBench file format"):
-        load_toolbench(bad.parent)
+def test_unknown_format_is_an_error_line_and_the_rest_is_read(tmp_path: Path, toolbench_dir: Path) -> None:
+    root = tmp_path / "toolbench"
+    shutil.copytree(toolbench_dir / EXAMPLES, root / EXAMPLES)
+    (root / "weird.json").write_text(json.dumps({"queries": "none"}))
+    (root / "torn.json").write_bytes(b'[{"query": "find')
+    parsed = load_toolbench(root)
+    assert len(parsed.errors) == 2
+    assert parsed.errors[0].startswith("torn.json: not valid JSON")
+    assert "weird.json: unknown ToolBench file format" in parsed.errors[1]
+    assert parsed.per_file["weird.json"]["kind"] is None
+    assert len(parsed.queries) == 11  # every query of the good files
     with pytest.raises(ValueError, match="unknown"):
-        detect_kind(bad, [1, 2])
+        detect_kind(root / "weird.json", [1, 2])
 
 
-def test_empty_query_names_the_record(tmp_path: Path, toolbench_dir: Path) -> None:
+def test_bad_record_and_bad_bytes_are_error_lines(tmp_path: Path, toolbench_dir: Path) -> None:
     root = tmp_path / "toolbench"
     shutil.copytree(toolbench_dir / EXAMPLES, root / EXAMPLES)
     path = root / EXAMPLES / "G2_query.json"
     records = json.loads(path.read_text())
     records[1]["query"] = "   "
-    path.write_text(json.dumps(records))
-    with pytest.raises(
-        ValueError, match=rf"G2_query\.json query {records[1]['query_id']}: empty or missing 'query'"
-    ):
-        load_toolbench(root)
+    data = json.dumps(records).encode()
+    i = data.index(b'"query": "') + len(b'"query": "')
+    path.write_bytes(data[:i] + b"\xff" + data[i:])
+    parsed = load_toolbench(root)
+    assert parsed.errors == [
+        f"{EXAMPLES}/G2_query.json: not valid UTF-8 (byte 0xff at position {i}); "
+        "1 undecodable byte sequence(s) replaced with U+FFFD",
+        f"{EXAMPLES}/G2_query.json query {records[1]['query_id']}: empty or missing 'query'; query skipped",
+    ]
+    g2 = [q for q in parsed.queries if q.source_file.endswith("G2_query.json")]
+    assert len(g2) == 2 and g2[0].query.startswith("\ufffd")
+    with pytest.raises(ValueError, match="not valid UTF-8"):  # parse_file alone stays strict
+        parse_file(path, root)
 
 
 def test_no_files_is_an_error(tmp_path: Path) -> None:

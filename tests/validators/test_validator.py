@@ -57,6 +57,14 @@ def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) ->
         fh.write('{"query_id": "tb-x", "tool')
     again = Validator(counting, checkpoint, batch_size=4).score(pairs)
     assert again == scores and counting.scored == 6
+    # the next append starts on a line of its own: the torn fragment is set aside, no record is lost
+    more = [lp.pair for lp in sample_labels(build_labels(parsed.queries), "dev", 4)]
+    Validator(counting, checkpoint, batch_size=4).score(more)
+    assert len(checkpoint.read_text().splitlines()) == len({p.key for p in pairs + more})
+    assert set(Validator(counting, checkpoint, batch_size=4).load_checkpoint()) == {
+        p.key for p in pairs + more
+    }
+    assert checkpoint.with_name("ckpt.jsonl.torn").read_text() == '{"query_id": "tb-x", "tool\n'
 
     # another prompt version does not reuse these scores
     few_shot = Validator(counting, checkpoint, batch_size=4, few_shot=True)

@@ -73,16 +73,29 @@ def cohen_kappa(c: Confusion) -> float | None:
     return (p_o - p_e) / (1 - p_e)
 
 
+def rounded(value: float | None, digits: int = 3) -> float | None:
+    """``value`` to ``digits`` places, with float noise such as ``-8.3e-17`` shown as ``0.0``."""
+    return None if value is None else round(value, digits) + 0.0
+
+
+CONFUSION_WORDS = {
+    "both_match": "both say match",
+    "human_only": "person says match, validator dropped it",
+    "validator_only": "validator kept it, person says no match",
+    "both_no": "both say no match",
+}
+
+
 def agreement(human: Sequence[bool], validator: Sequence[bool]) -> dict[str, Any]:
-    """Percent agreement, its Wilson 95% interval, Cohen's kappa and the confusion matrix."""
+    """Percent agreement, its Wilson 95% interval, Cohen's kappa and the confusion matrix (rounded)."""
     c = Confusion.from_pairs(human, validator)
     agree = c.both_match + c.both_no
     low, high = wilson_interval(agree, c.n)
     return {
         "n": c.n,
         "agree": agree,
-        "percent_agreement": (100.0 * agree / c.n) if c.n else None,
-        "wilson95": [100.0 * low, 100.0 * high],
-        "cohen_kappa": cohen_kappa(c),
+        "percent_agreement": rounded(100.0 * agree / c.n, 1) if c.n else None,
+        "wilson95": [rounded(100.0 * low, 1), rounded(100.0 * high, 1)],
+        "cohen_kappa": rounded(cohen_kappa(c)),
         "confusion": c.to_dict(),
     }

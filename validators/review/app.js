@@ -8,6 +8,40 @@ let items = [];
 let labels = {};
 let index = 0;
 let busy = false;
+let ignored = 0; // key presses that arrived while a save was in flight
+
+function shorten(text, n) { return text.length > n ? text.slice(0, n - 1) + "…" : text; }
+
+function renderContext(item) {
+  const ctx = item.context || {};
+  $("tool-id").textContent = item.tool_id;
+  const link = $("doc-link");
+  if (ctx.doc_url) { link.href = ctx.doc_url; link.hidden = false; link.textContent = "documentation"; }
+  else { link.removeAttribute("href"); link.hidden = true; }
+  $("tags").textContent = ctx.tags && ctx.tags.length ? `tags: ${ctx.tags.join(", ")}` : "";
+  const list = $("arguments");
+  list.replaceChildren();
+  for (const a of ctx.arguments || []) {
+    const li = document.createElement("li");
+    const name = document.createElement("code");
+    name.textContent = a.name;
+    li.append(name);
+    const extra = [a.type, a.required ? "required" : null].filter(Boolean).join(", ");
+    li.append(document.createTextNode((extra ? ` (${extra})` : "") + (a.description ? `: ${a.description}` : "")));
+    list.append(li);
+  }
+  const more = (ctx.arguments_total || 0) - (ctx.arguments || []).length;
+  if (more > 0) {
+    const li = document.createElement("li");
+    li.textContent = `… and ${more} more`;
+    list.append(li);
+  }
+  $("arguments-box").hidden = !(ctx.arguments || []).length;
+  $("siblings").textContent = ctx.group
+    ? `Part of ${ctx.group} with ${ctx.siblings_total} other tool(s)` +
+      (ctx.siblings.length ? `: ${ctx.siblings.join("; ")}` + (ctx.siblings_total > ctx.siblings.length ? "; …" : "") : "")
+    : "";
+}
 
 function $(id) { return document.getElementById(id); }
 
@@ -31,6 +65,7 @@ function render() {
   $("tool-name").textContent = item.tool_name;
   $("tool-description").textContent = item.tool_description;
   $("platform").textContent = `(${item.platform})`;
+  renderContext(item);
   const current = labels[item.item_id];
   $("current-label").textContent = current ? LABEL_NAMES[current] : "none";
   for (const b of document.querySelectorAll(".buttons button")) {
@@ -39,14 +74,25 @@ function render() {
 }
 
 function status(text, error) {
+  window.__statusLog = (window.__statusLog || []).concat(text ? [text] : []); // read by the page tests
   $("status").textContent = text;
   $("status").classList.toggle("error", !!error);
 }
 
 async function give(label) {
-  if (busy || !items.length) return;
+  if (!items.length) return;
+  if (busy) {
+    // a second press while the first is saving would land on an item the labeller has not seen yet:
+    // it is not applied, and the page says so
+    ignored += 1;
+    status(`still saving item ${index + 1}: key ignored (${ignored}), press again once the next item shows`, true);
+    return;
+  }
   busy = true;
-  const item = items[index];
+  ignored = 0;
+  const at = index;
+  const item = items[at];
+  status(`saving item ${at + 1}…`);
   try {
     const resp = await fetch("/api/label", {
       method: "POST",
@@ -56,7 +102,10 @@ async function give(label) {
     const data = await resp.json();
     if (!resp.ok) throw new Error(data.error || resp.statusText);
     labels[item.item_id] = label;
-    status(`saved: ${LABEL_NAMES[label]}`);
+    // the confirmation names the item it belongs to, not the one shown next
+    $("last-saved").textContent = `Saved item ${at + 1} as ${LABEL_NAMES[label]}: “${shorten(item.query, 80)}” → ${item.tool_name}`;
+    document.body.dataset.lastSaved = item.item_id;
+    status("");
     const next = firstUnlabeled(index + 1);
     if (next !== -1) index = next;
     else if (index < items.length - 1) index += 1;

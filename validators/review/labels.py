@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
+
+from ecoagent.checkpoint import JsonlCheckpoint
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +38,8 @@ def append_label(path: Path, item_id: str, label: str) -> dict[str, str]:
         "label": label,
         "labeled_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _WRITE_LOCK, path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, sort_keys=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    with _WRITE_LOCK:  # the shared writer: fsynced, and a torn tail is set aside before appending
+        JsonlCheckpoint(Path(path)).append([record], sort_keys=True)
     return record
 
 

@@ -10,6 +10,7 @@ forbids inline script, so HTML in a tool description is shown, never run.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import threading
@@ -40,12 +41,53 @@ HEADERS = {
 MAX_BODY = 4096
 
 
+MAX_ARGUMENTS = 15
+MAX_SIBLINGS = 8
+
+
+def _group(tool_id: str) -> str | None:
+    """The node / server / toolkit a tool belongs to: ``n8n:slack`` of ``n8n:slack:message_post``."""
+    parts = tool_id.split(":")
+    return ":".join(parts[:2]) if len(parts) > 2 else None
+
+
+def tool_context(tools: pl.DataFrame | None) -> dict[str, dict[str, Any]]:
+    """Per tool id what a labeller needs beyond a short description: arguments, docs link, tags, and the
+    other tools of the same n8n node or LlamaIndex spec (94 of 113 n8n items say less than 40 characters)."""
+    if tools is None:
+        return {}
+    rows = tools.select("tool_id", "name", "doc_url", "tags", "arguments").to_dicts()
+    groups: dict[str, list[str]] = {}
+    for r in rows:
+        g = _group(r["tool_id"])
+        if g:
+            groups.setdefault(g, []).append(r["name"])
+    out = {}
+    for r in rows:
+        g = _group(r["tool_id"])
+        siblings = [n for n in groups.get(g or "", []) if n != r["name"]]
+        args = [
+            {k: a.get(k) for k in ("name", "type", "required", "description")} for a in r["arguments"] or []
+        ]
+        out[r["tool_id"]] = {
+            "doc_url": r["doc_url"] if (r["doc_url"] or "").startswith(("https://", "http://")) else None,
+            "tags": list(r["tags"] or []),
+            "arguments": args[:MAX_ARGUMENTS],
+            "arguments_total": len(args),
+            "group": g,
+            "siblings": siblings[:MAX_SIBLINGS],
+            "siblings_total": len(siblings),
+        }
+    return out
+
+
 class ReviewState:
     """The items of the sample (in sample order) and the labels file they are labelled into."""
 
-    def __init__(self, sample: pl.DataFrame, labels_path: Path) -> None:
+    def __init__(self, sample: pl.DataFrame, labels_path: Path, tools: pl.DataFrame | None = None) -> None:
         if sample.height == 0:
             raise ValueError("the review sample is empty")
+        context = tool_context(tools)
         self.items = [
             {
                 "item_id": r["item_id"],
@@ -54,6 +96,7 @@ class ReviewState:
                 "tool_name": r["tool_name"],
                 "tool_description": r["tool_description"],
                 "platform": r["platform"],
+                "context": context.get(r["tool_id"]),
             }
             for r in sample.iter_rows(named=True)
         ]
@@ -124,6 +167,10 @@ def make_handler(state: ReviewState) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class PortBusy(ValueError):
+    """The labelling page's port is taken; the CLI prints this as its one error line."""
+
+
 class ReviewServer:
     """The labelling server; ``port=0`` picks a free port (see ``url``).
 
@@ -135,8 +182,17 @@ class ReviewServer:
     def __init__(self, out: Path, port: int = 0, labels: Path | None = None) -> None:
         art = ArtifactDir(Path(out))
         sample = pl.read_parquet(art.require(art.review_sample, "review sample"))
-        self.state = ReviewState(sample, Path(labels) if labels else art.review_labels)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(self.state))
+        tools = pl.read_parquet(art.tools) if art.tools.exists() else None
+        self.state = ReviewState(sample, Path(labels) if labels else art.review_labels, tools)
+        try:
+            self.httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(self.state))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            raise PortBusy(
+                f"port {port} on 127.0.0.1 is busy (another `ecoagent review` running?): "
+                "stop it, or pass --port with a free port (--port 0 picks one)"
+            ) from None
         self._thread: threading.Thread | None = None
 
     @property

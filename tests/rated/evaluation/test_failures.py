@@ -11,7 +11,7 @@ from rated.evaluation.failures import FailureSchedule, Scenario, select_failed_t
 def test_select_failed_tools_skips_the_head_and_takes_the_next_rho_n() -> None:
     # 10 tools appear as true tools, counts 100, 90, ..., 10; tool 10 never appears
     counts = np.array([100, 90, 80, 70, 60, 50, 40, 30, 20, 10, 0])
-    # N = 10: skip round(1.0) = 1 (tool 0), fail round(2.0) = 2 -> tools 1 and 2
+    # N = 10: skip ceil(1.0) = 1 (tool 0), fail floor(2.0) = 2 -> tools 1 and 2
     assert select_failed_tools(counts, 0.2).tolist() == [1, 2]
     assert select_failed_tools(counts, 0.3).tolist() == [1, 2, 3]
 
@@ -61,3 +61,23 @@ def test_scenarios_build_from_the_stream() -> None:
     cold = Scenario("c", "cold_start", rho=0.2, onset=3, new_share=0.2, arrival=30).build(steps, 12, 0)
     new = np.flatnonzero(cold.arrival > 0)
     assert new.size == 2 and not set(new) & {1, 2} and set(new) <= set(range(10))
+
+
+@pytest.mark.parametrize(
+    ("n", "rho", "skipped", "failed"),
+    [(5, 0.2, 1, 1), (57, 0.2, 6, 11), (10, 0.3, 1, 3), (3, 0.2, 1, 1), (1, 0.2, 1, 0)],
+)
+def test_failure_set_sizes_use_explicit_ceil_and_floor(n: int, rho: float, skipped: int, failed: int) -> None:
+    counts = np.arange(n, 0, -1)  # tool 0 most frequent
+    chosen = select_failed_tools(counts, rho)
+    assert chosen.tolist() == list(range(skipped, skipped + failed))
+
+
+def test_an_events_schedule_is_data() -> None:
+    events = ((0, 5, "remove"), (0, 8, "restore"), (1, 3, "arrive"), (2, 0, "remove"))
+    s = Scenario("churn", "events", events=events).build([], 4, seed=0)
+    assert [s.available(t, 0) for t in (4, 5, 7, 8)] == [True, False, False, True]
+    assert not s.present(2, 1) and s.available(3, 1)
+    assert not s.available(0, 2) and s.available(9, 3)
+    with pytest.raises(ValueError, match="unknown event kinds"):
+        Scenario("bad", "events", events=((0, 1, "explode"),)).build([], 4, seed=0)

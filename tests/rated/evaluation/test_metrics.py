@@ -9,6 +9,7 @@ import pytest
 
 from rated.evaluation.metrics import (
     AdaptationSteps,
+    AdaptationStepsPaper,
     CumulativeRegret,
     FailedSelectionRate,
     PostFailSuccessRate,
@@ -108,3 +109,20 @@ def test_window_success_rate_with_mask() -> None:
     mask = np.array([True, True, False, False])
     assert WindowSuccessRate(0, 4)(trace) == 0.75
     assert WindowSuccessRate(0, 4)(trace, mask) == 0.5
+
+
+def test_paper_adaptation_steps_can_be_zero_and_count_from_the_window_ending_at_the_step() -> None:
+    # success everywhere but 30 failed steps right after the onset (step 100), window 20
+    s = np.ones(300, dtype=bool)
+    s[100:130] = False
+    trace = _trace(s)
+    # theta 0.9: the window ending at the onset still holds 19 pre-onset successes -> 0 (the paper's 0)
+    assert AdaptationStepsPaper(onset=100, theta=0.9, window=20)(trace) == 0
+    # post-onset windows: post-onset steps j..j+19 need <= 2 of the 30 failures -> j = 28, AS = 48
+    assert AdaptationSteps(onset=100, theta=0.9, window=20)(trace) == 48
+    # theta 0.99 needs a clean window: it ends at step 149 (m = 49) / post-onset j = 30 (AS = 50)
+    assert AdaptationStepsPaper(onset=100, theta=0.99, window=20)(trace) == 49
+    assert AdaptationSteps(onset=100, theta=0.99, window=20)(trace) == 50
+    healthy = _trace(np.ones(300, dtype=bool))
+    assert AdaptationStepsPaper(onset=100, theta=0.9, window=20)(healthy) == 0
+    assert AdaptationSteps(onset=100, theta=0.9, window=20)(healthy) == 20  # >= window by construction

@@ -103,34 +103,57 @@ OPTIONS = dict(
 )
 
 
-def test_pipeline_writes_the_report_and_repeats(tiny_out: Path) -> None:
+def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rated.evaluation import pipeline
 
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # the example plug-ins live beside this test
     profile = get_profile("embedded")
-    stats = pipeline.run(tiny_out, profile, **OPTIONS)
+    plugins = {"retrievers": ("plugin_example:WordOverlap",), "policies": ("plugin_example:TwoStrikes",)}
+    stats = pipeline.run(tiny_out, profile, **OPTIONS, **plugins)
     eval_dir = tiny_out / "eval"
     report = json.loads((eval_dir / "report.json").read_text())
     config = json.loads((eval_dir / "config.json").read_text())
     assert config["seeds"] == [0, 1] and config["evaluation"]["steps"] == 900
     methods = {r["method"] for r in report["offline"]["rows"]}
-    assert {"TF-IDF", "BM25", "all-MiniLM-L6-v2", "RATED Full", "RATED w/o Contrastive"} <= methods
+    assert {
+        "TF-IDF",
+        "BM25",
+        "all-MiniLM-L6-v2",
+        "RATED Full (encoder only)",
+        "Word overlap (plug-in)",
+    } <= methods
+    assert "RATED w/o Contrastive (encoder only)" in methods
+    # the pretrained encoder and w/o Contrastive's encoder-only row are the same model: equal numbers
+    rows = {(r["method"], r["split"]): r for r in report["offline"]["rows"]}
+    for split in ("syn", "real"):
+        assert (
+            rows[("all-MiniLM-L6-v2", split)]["MRR"]
+            == rows[("RATED w/o Contrastive (encoder only)", split)]["MRR"]
+        )
     assert set(report["offline"]["significance"]) == {"syn", "real"}
+    assert report["offline"]["significance"]["real"]["exact"] is False  # 24 test queries > 20
     real = report["simulation"]["real"]["scenarios"]
     assert {"rho=20%", "rho=30%", "recovering (rho=20%)"} <= set(real)
-    full = real["rho=20%"]["aggregate"]["RATED Full"]
-    assert 0.0 <= full["post_fail_sr"]["mean"] <= 1.0 and len(full["post_fail_sr"]["values"]) == 2
+    agg = real["rho=20%"]["aggregate"]
+    assert {"RATED Full", "RATED (task-success feedback)", "Global D-UCB (per-arm γ=0.95)"} <= set(agg)
+    assert {"Word overlap (plug-in)", "Two strikes (plug-in)"} <= set(agg)
+    for name, row in agg.items():  # no policy beats the oracle, before or after the failures
+        assert row["post_fail_sr"]["mean"] <= row["oracle_post_fail_sr"]["mean"] + 1e-12, name
+    ci = real["rho=20%"]["ci"]["post"]["RATED Full"]
+    assert ci["ci_low"] <= agg["RATED Full"]["post_fail_sr"]["mean"] <= ci["ci_high"]
     assert (
         real["recovering (rho=20%)"]["aggregate"]["HealthCheckBlacklist"]["recovered_sr"]["mean"] is not None
     )
-    assert len(report["latency"]["rows"]) == 5
+    assert len(report["latency"]["rows"]) == 6 and report["latency"]["distinct_queries"] == 8
     assert len(report["sensitivity"]["weights"]["cells"]) == 9
     md = (eval_dir / "report.md").read_text()
     assert "Table 1" in md and "Table 2" in md and "Table 3" in md
+    assert "SMOKE TEST" in md and "AS (paper)" in md and "Pre-fail SR" in md
     assert list(eval_dir.glob("*.png"))
     assert (tiny_out / ".done" / "evaluate.json").exists()
 
     # same seeds, same numbers (latency aside)
-    again = pipeline.run(tiny_out, profile, **{**OPTIONS, "latency": False, "sensitivity": False})
+    again = pipeline.run(tiny_out, profile, **{**OPTIONS, **plugins, "latency": False, "sensitivity": False})
     assert {k: v for k, v in again.items() if k != "seconds"} == {
         k: v for k, v in stats.items() if k != "seconds"
     }
@@ -150,6 +173,33 @@ def _same_numbers(a: dict, b: dict) -> bool:
         return x
 
     return strip(a) == strip(b)
+
+
+def test_bad_plugin_specs_fail_clearly() -> None:
+    from rated.evaluation.plugins import load_factory
+
+    with pytest.raises(ValueError, match="module:Factory"):
+        load_factory("no_colon")
+    with pytest.raises(ValueError, match="cannot import"):
+        load_factory("no_such_module_xyz:F")
+    with pytest.raises(ValueError, match="has no"):
+        load_factory("json:NoSuchFactory")
+
+
+def test_the_published_configs_have_the_beir_layout(tiny_out: Path) -> None:
+    """What an MTEB retrieval task reads: corpus (_id, title, text), queries (_id, text) and qrels
+    (query-id, corpus-id, score) whose ids all resolve."""
+    from ecoagent.publish.configs import build_configs
+
+    configs, _ = build_configs(ArtifactDir(tiny_out))
+    corpus = pl.concat(list(configs["corpus"].splits.values()))
+    queries = pl.concat(list(configs["queries"].splits.values()))
+    assert {"_id", "title", "text"} <= set(corpus.columns) and {"_id", "text"} <= set(queries.columns)
+    assert corpus["_id"].n_unique() == corpus.height == len(TOOLS)
+    for split, qrels in configs["qrels"].splits.items():
+        assert qrels.columns[:3] == ["query-id", "corpus-id", "score"], split
+        assert set(qrels["corpus-id"]) <= set(corpus["_id"]) and set(qrels["query-id"]) <= set(queries["_id"])
+        assert (qrels["score"] > 0).all()
 
 
 def test_no_matching_queries_gives_a_report_that_says_so(tmp_path: Path) -> None:

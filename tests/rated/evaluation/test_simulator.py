@@ -42,3 +42,49 @@ def test_same_seed_same_stream(toy_pool: QueryPool) -> None:
     a, b = Stream.sample(toy_pool, 100, seed=3), Stream.sample(toy_pool, 100, seed=3)
     assert np.array_equal(a.order, b.order)
     assert not np.array_equal(a.order, Stream.sample(toy_pool, 100, seed=4).order)
+
+
+def test_a_policy_must_call_before_it_ends_a_step(
+    toy_pool: QueryPool, toy_candidates: CandidateLists
+) -> None:
+    import pytest
+
+    class Silent(StaticRetriever):
+        def select(self, step: int, query: int) -> None:
+            return None
+
+    with pytest.raises(ValueError, match="without calling a tool"):
+        simulate(
+            Silent(toy_candidates, "silent"),
+            Stream(toy_pool, np.array([0]), seed=0),
+            FailureSchedule.healthy(4),
+        )
+
+
+def test_feedback_is_execution_unless_the_policy_asks_for_task_success(
+    toy_pool: QueryPool, toy_candidates: CandidateLists
+) -> None:
+    seen: list[bool] = []
+
+    class Recorder(StaticRetriever):
+        def observe(self, step: int, query: int, tool: int, success: bool, error: bool) -> None:
+            seen.append(success)
+
+    wrong = CandidateLists(np.array([[3, 0], [3, 2]]), np.ones((2, 2)))  # tool 3 works but serves nobody
+    stream = Stream(toy_pool, np.array([0, 1]), seed=0)
+    simulate(Recorder(wrong, "exec"), stream, FailureSchedule.healthy(4))
+    simulate(Recorder(wrong, "task", feedback="task"), stream, FailureSchedule.healthy(4))
+    assert seen == [True, True, False, False]
+
+
+def test_bootstrap_cis_cover_the_pooled_sr_and_shrink_with_more_queries() -> None:
+    from rated.evaluation.dynamic import bootstrap_sr
+
+    def runs(n_q: int) -> list[dict]:
+        counts = np.full(n_q, 10.0)
+        succ = np.where(np.arange(n_q) % 2 == 0, 10.0, 0.0)  # half the queries always served
+        return [{"query_counts": {"post": counts}, "per_query": {"A": {"post": succ}}} for _ in range(2)]
+
+    small, large = bootstrap_sr(runs(10), "post")["A"], bootstrap_sr(runs(200), "post")["A"]
+    assert small["ci_low"] < 0.5 < small["ci_high"] and large["ci_low"] < 0.5 < large["ci_high"]
+    assert large["ci_high"] - large["ci_low"] < 0.5 * (small["ci_high"] - small["ci_low"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ def review_out(real_out: tuple[Path, dict[str, Any]], test_profile, tmp_path: Pa
         sample.with_columns(pl.Series("tool_description", descriptions)),
         tmp_path / "review" / "sample.parquet",
     )
+    shutil.copy(out / "tools.parquet", tmp_path / "tools.parquet")  # the page shows each tool's context
     return tmp_path
 
 

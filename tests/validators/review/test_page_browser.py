@@ -89,3 +89,37 @@ def test_label_by_click_and_key_then_resume(server: ReviewServer, review_out: Pa
             browser.close()
     lines = [json.loads(x) for x in labels_file.read_text().splitlines()]
     assert len(lines) == 4 and (lines[-1]["item_id"], lines[-1]["label"]) == (ids[2], "match")
+
+
+def test_save_is_confirmed_on_its_item_and_a_double_press_is_shown(
+    server: ReviewServer, review_out: Path
+) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    labels_file = review_out / "review" / "labels.jsonl"
+    items = server.state.items
+    ids = [i["item_id"] for i in items]
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(server.url)
+            page.wait_for_selector("body[data-ready='1']")
+            assert page.is_visible("#rule") and "multi-step" in page.text_content("#rule")
+            assert page.text_content("#tool-id") == items[0]["tool_id"]
+            args = items[0]["context"]["arguments"]
+            assert len(page.query_selector_all("#arguments li")) >= len(args)
+            # two key presses in one tick: the second arrives while the first is saving
+            page.evaluate(
+                "for (const k of ['n', 'm']) document.dispatchEvent(new KeyboardEvent('keydown', {key: k}))"
+            )
+            page.wait_for_selector(f"body[data-item-id='{ids[1]}']")
+            assert page.get_attribute("body", "data-last-saved") == ids[0]
+            # the ignored press was said out loud, not dropped silently
+            assert "key ignored" in page.evaluate("window.__statusLog.join(' | ')")
+            last = page.text_content("#last-saved")
+            assert last.startswith("Saved item 1 as no match:") and items[0]["tool_name"] in last
+            assert page.text_content("#current-label") == "none"  # the next item, still unlabelled
+            lines = [json.loads(x) for x in labels_file.read_text().splitlines()]
+            assert [(x["item_id"], x["label"]) for x in lines] == [(ids[0], "no_match")]  # 'm' not applied
+        finally:
+            browser.close()

@@ -39,7 +39,12 @@ def test_report_from_test_written_labels(sampled, tmp_path: Path) -> None:
     o = report["overall"]
     assert (report["items"], report["labeled"], report["unsure"], report["unlabeled"]) == (12, 11, 1, 1)
     assert o["n"] == 10 and o["agree"] == 9 and o["percent_agreement"] == pytest.approx(90.0)
-    assert o["cohen_kappa"] == cohen_kappa(Confusion.from_pairs(human, validator))
+    assert o["cohen_kappa"] == round(cohen_kappa(Confusion.from_pairs(human, validator)), 3)
+    # 10 decided labels are too few to recommend thresholds: refused, with the reason
+    assert report["recommended"]["validator_threshold"] is None
+    assert "only 10 decided labels" in report["recommended"]["refused"]
+    pw = report["population_weighted"]
+    assert pw["population_pairs"] >= 12 and 0 < pw["covered_share"] <= 1
     assert sum(g["n"] for g in report["per_stratum"].values()) == 10
     assert json.loads((out / "review" / "report.json").read_text())["overall"] == o
 
@@ -64,6 +69,8 @@ def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
     with path.open("a") as fh:
         fh.write('{"item_id": "r-2", "lab')
     assert list(read_labels(path)) == ["r-1"]
+    append_label(path, "r-3", "no_match")  # the next label is not glued onto the fragment
+    assert list(read_labels(path)) == ["r-1", "r-3"]
 
 
 def test_recommended_thresholds_known_inputs() -> None:
@@ -77,3 +84,43 @@ def test_recommended_thresholds_known_inputs() -> None:
     rec = recommend_recall_threshold([0.5, 0.6], [True, True], current=0.55)
     assert rec is not None and rec["threshold"] == 0.55
     assert recommend_recall_threshold([0.5], [False], current=0.4) is None
+
+
+def test_kappa_noise_is_rounded_to_zero() -> None:
+    from validators.review.agreement import agreement, rounded
+
+    assert str(rounded(-8.327e-17)) == "0.0" and rounded(None) is None
+    # no human match, the validator keeps 1 of 3: kappa is 0 exactly, -3.3e-16 in floats
+    assert cohen_kappa(Confusion(0, 0, 1, 2)) != 0.0
+    assert str(agreement([False] * 3, [True, False, False])["cohen_kappa"]) == "0.0"
+    assert agreement([True, False, True], [True, True, False])["cohen_kappa"] == -0.5
+
+
+def test_thresholds_are_fitted_on_half_and_checked_on_the_rest() -> None:
+    from validators.review.report import MIN_LABELS_FOR_THRESHOLDS, build_report
+
+    n = 80
+    scores = [i / n for i in range(n)]
+    sample = pl.DataFrame(
+        {
+            "item_id": [f"r-{i}" for i in range(n)],
+            "stratum": ["crewai|kept|high" if s >= 0.5 else "crewai|dropped|low" for s in scores],
+            "kept": [s >= 0.5 for s in scores],
+            "validator_score": scores,
+            "query_id": [f"q{i}" for i in range(n)],
+            "tool_id": ["t"] * n,
+        }
+    )
+    # people call a match from 0.7 up: the current threshold 0.5 over-keeps
+    labels = {f"r-{i}": {"label": "match" if s >= 0.7 else "no_match"} for i, s in enumerate(scores)}
+    population = {"crewai|kept|high": 900, "crewai|dropped|low": 100}
+    report = build_report(sample, labels, None, None, population)
+    v = report["recommended"]["validator_threshold"]
+    assert n >= MIN_LABELS_FOR_THRESHOLDS and report["recommended"]["refused"] is None
+    assert 0.65 <= v["threshold"] <= 0.7
+    assert v["fitted_on"] + v["held_out"]["n"] == n and 20 < v["fitted_on"] < 60
+    assert v["held_out"]["percent_agreement"] > v["held_out_current"]["percent_agreement"]
+    # kept stratum: 0.5..0.7 disagree (16 of 40 items agree... 24/40); dropped stratum: all agree
+    pw = report["population_weighted"]
+    assert pw["percent_agreement"] == pytest.approx(100 * (0.9 * 24 / 40 + 0.1 * 1.0), abs=0.1)
+    assert report["overall"]["percent_agreement"] == pytest.approx(100 * 64 / 80, abs=0.1)

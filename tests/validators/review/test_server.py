@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from validators.review.labels import read_labels
-from validators.review.server import ReviewServer
+from validators.review.server import PortBusy, ReviewServer
 
 
 def _get(url: str) -> tuple[int, dict[str, str], bytes]:
@@ -42,6 +42,34 @@ def test_state_and_label_round_trip(server: ReviewServer, review_out: Path) -> N
     assert json.loads(_get(server.url + "api/state")[2])["labels"] == {first: "no_match"}
 
 
+def test_items_carry_arguments_docs_and_node_context(server: ReviewServer, review_out: Path) -> None:
+    import polars as pl
+
+    from validators.review.server import tool_context
+
+    tools = pl.read_parquet(review_out / "tools.parquet")
+    state = json.loads(_get(server.url + "api/state")[2])
+    by_id = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
+    for item in state["items"]:
+        ctx, row = item["context"], by_id[item["tool_id"]]
+        assert [a["name"] for a in ctx["arguments"]] == [a["name"] for a in row["arguments"]][:15]
+        assert ctx["doc_url"] == row["doc_url"] and ctx["tags"] == list(row["tags"])
+    # an n8n operation names its node and the node's other operations
+    n8n = tools.filter(pl.col("tool_id").str.starts_with("n8n:")).sort("tool_id")
+    node = n8n["tool_id"][0].rsplit(":", 1)[0]
+    ctx = tool_context(n8n)[n8n["tool_id"][0]]
+    same = n8n.filter(pl.col("tool_id").str.starts_with(node + ":"))
+    assert ctx["group"] == node and ctx["siblings_total"] == same.height - 1
+    # a doc URL that is not http(s) never becomes a link
+    odd = tools.head(1).with_columns(pl.lit("javascript:alert(1)").alias("doc_url"))
+    assert tool_context(odd)[odd["tool_id"][0]]["doc_url"] is None
+
+
+def test_the_page_states_the_decision_rule(server: ReviewServer) -> None:
+    page = _get(server.url)[2].decode()
+    assert "Decision rule" in page and "multi-step query" in page and "Unsure" in page
+
+
 def test_bad_labels_are_rejected(server: ReviewServer, review_out: Path) -> None:
     status, result = _post(server.url + "api/label", {"item_id": "r-unknown", "label": "match"})
     assert status == 400 and "unknown item" in str(result["error"])
@@ -65,3 +93,12 @@ def test_page_headers_forbid_inline_script(server: ReviewServer) -> None:
 def test_missing_sample(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="ecoagent review sample"):
         ReviewServer(tmp_path)
+
+
+def test_a_busy_port_is_one_clear_error(server: ReviewServer, review_out: Path) -> None:
+    from ecoagent.cli import main
+
+    port = server.httpd.server_address[1]
+    with pytest.raises(PortBusy, match=f"port {port} on 127.0.0.1 is busy"):
+        ReviewServer(review_out, port=port)
+    assert main(["review", "--out", str(review_out), "--port", str(port)]) == 1

@@ -1,0 +1,220 @@
+"""The embedded LLM backends side by side: llama.cpp (``xllamacpp``) against transformers, same model,
+same prompts, one run; and the Syn generator choices by yield per CPU-second.
+
+Run: ``.venv/bin/python bench/bench_llm.py [--model Qwen/Qwen2.5-Coder-1.5B-Instruct] [--threads 1]
+[--requests 8] [--judgments 16] [--yield-tools 8] [--skip-transformers]``. Prints Markdown tables (copied
+into ``bench/results/llm.md``).
+
+- Requests: the Syn few-shot prompt of real crawled tools (~370 tokens), 40 new tokens, temperature 0.6.
+- Judgments: the Real validator's yes/no prompt on real ToolBench query / API pairs, one token out.
+- CPU-seconds are ``time.process_time()`` of this process (all its threads), so they do not count the
+  waiting a busy machine adds; wall seconds are printed beside them.
+- Yield table: per generator choice, queries kept after the filters per tool and how many retrieve their
+  own tool in the MiniLM top 10 among all tools, per CPU-second of generation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ecoagent.config import MINILM, QWEN_CODER_0_5B, QWEN_CODER_1_5B, ModelConfig
+from ecoagent.llm import SamplingParams, make_llm
+from ecoagent.summary import print_table
+
+
+def cpu_model() -> str:
+    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+    return next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "?")
+
+
+def sample_tools(tools: pl.DataFrame, per_platform: int, seed: int = 1) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    picks: list[dict[str, Any]] = []
+    for platform in sorted(tools["platform"].unique()):
+        part = tools.filter(pl.col("platform") == platform).sort("tool_id")
+        n = min(per_platform, part.height)
+        picks += [part.row(int(i), named=True) for i in rng.choice(part.height, n, replace=False)]
+    return picks
+
+
+def judgment_prompts(n: int) -> list[Any]:
+    from ecoagent.config import default_mirror
+    from validators.prompt import validator_conversation
+    from validators.toolbench import load_toolbench, toolbench_root
+
+    queries = load_toolbench(toolbench_root(default_mirror())).queries
+    convs = []
+    for q in queries:
+        for api in [a for a in q.apis if a.description][:2]:
+            convs.append(
+                validator_conversation(q.query, f"{api.tool_name}: {api.api_name}", api.description or "")
+            )
+        if len(convs) >= n:
+            break
+    return convs[:n]
+
+
+def timed(fn: Any) -> tuple[Any, float, float]:
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> list[list[Any]]:
+    from generators.prompts import single_conversation
+
+    convs = [single_conversation(t, i) for i, t in enumerate(tools[: args.requests])]
+    convs += [single_conversation(tools[0], i) for i in range(args.requests - len(convs))]
+    params = SamplingParams(max_new_tokens=40, temperature=0.6, stop=("\n",))
+    seeds = list(range(len(convs)))
+    judge = judgment_prompts(args.judgments)
+    rows: list[list[Any]] = []
+    backends = ["llamacpp"] if args.skip_transformers else ["transformers", "llamacpp"]
+    for backend in backends:
+        models = ModelConfig(llm=args.model, llm_backend=backend)  # type: ignore[arg-type]
+        options = {"threads": args.threads} | ({"batch_size": 8} if backend == "transformers" else {})
+        if backend == "transformers":
+            from ecoagent.llm.llamacpp import resolve_gguf
+
+            models = ModelConfig(llm=str(resolve_gguf(args.model)), llm_backend="transformers")
+        client, load_cpu, load_wall = timed(lambda m=models, o=options: make_llm(m, **o))
+        _, gen_cpu, gen_wall = timed(lambda c=client: c.generate_seeded(convs, params, seeds))
+        _, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
+        rows.append(
+            [
+                backend,
+                round(load_cpu, 1),
+                round(gen_cpu / len(convs), 2),
+                round(gen_wall / len(convs), 2),
+                round(judge_cpu / len(judge), 3),
+                round(judge_wall / len(judge), 3),
+            ]
+        )
+        client.close()
+        del client
+        gc.collect()
+    if len(rows) == 2:
+        base = rows[0]
+        rows.append(
+            [
+                "transformers / llamacpp (CPU-s)",
+                "",
+                round(base[2] / rows[1][2], 2),
+                "",
+                round(base[4] / rows[1][4], 2),
+                "",
+            ]
+        )
+    return rows
+
+
+def bench_yield(
+    args: argparse.Namespace, tools_table: pl.DataFrame, tools: list[dict[str, Any]]
+) -> list[list[Any]]:
+    from ecoagent.models import load_encoder
+    from ecoagent.schemas import tool_documents
+    from generators.generate import GenerationConfig, QueryGenerator
+
+    encoder = load_encoder(MINILM)
+    tool_emb = encoder.encode(tool_documents(tools_table), batch_size=128, normalize_embeddings=True)
+    index = {t: i for i, t in enumerate(tools_table["tool_id"])}
+    rows: list[list[Any]] = []
+    for model, mode in ((QWEN_CODER_1_5B, "list"), (QWEN_CODER_0_5B, "list"), (QWEN_CODER_1_5B, "single")):
+        llm = make_llm(ModelConfig(llm=model), threads=args.threads)
+        config = GenerationConfig(queries_per_tool=10, mode=mode, max_rounds=1)  # type: ignore[arg-type]
+        gen = QueryGenerator(llm, config, seed=0)
+        ckpt = Path(args.scratch) / f"yield-{model.split('/')[-1]}-{mode}.jsonl"
+        ckpt.unlink(missing_ok=True)
+        records, cpu, wall = timed(lambda g=gen, c=ckpt: list(g.run(tools, c)))
+        kept, hits = [], []
+        for record in records:
+            texts = [q["query"] for q in record["queries"]]
+            kept.append(len(texts))
+            if texts:
+                emb = encoder.encode(texts, normalize_embeddings=True)
+                scores = emb @ tool_emb.T
+                own = scores[:, index[record["tool_id"]]]
+                hits.append(int(((scores > own[:, None]).sum(1) + 1 <= 10).sum()))
+            else:
+                hits.append(0)
+        rejected: dict[str, int] = {}
+        for record in records:
+            for f in record["failures"]:
+                key = f["reason"].split(" (")[0]
+                rejected[key] = rejected.get(key, 0) + 1
+        rows.append(
+            [
+                f"{model.split('/')[-1]} {mode}",
+                len(records),
+                round(cpu / len(records), 1),
+                float(np.median(kept)),
+                float(np.median(hits)),
+                round(sum(hits) / cpu, 3),
+                ", ".join(f"{k} {v}" for k, v in sorted(rejected.items())) or "-",
+            ]
+        )
+        llm.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tools", default="out/tools.parquet")
+    parser.add_argument("--model", default=QWEN_CODER_1_5B)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument("--judgments", type=int, default=16)
+    parser.add_argument("--yield-tools", type=int, default=8, help="tools for the yield table (0: skip it)")
+    parser.add_argument("--skip-transformers", action="store_true")
+    parser.add_argument("--skip-backends", action="store_true")
+    parser.add_argument("--scratch", default="/tmp")
+    args = parser.parse_args()
+    os.environ.setdefault("ECOAGENT_LLM_THREADS", str(args.threads))
+    table = pl.read_parquet(args.tools)
+    platforms = table["platform"].n_unique()
+    print(
+        f"machine: {cpu_model()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; threads {args.threads}"
+    )
+    if not args.skip_backends:
+        tools = sample_tools(table, max(1, args.requests // platforms + 1))
+        print_table(
+            [
+                "backend",
+                "load CPU-s",
+                "CPU-s / request",
+                "wall s / request",
+                "CPU-s / judgment",
+                "wall s / judgment",
+            ],
+            bench_backends(args, tools),
+            title=f"{args.model}: {args.requests} Syn requests (40 new tokens), {args.judgments} yes/no judgments",
+        )
+    if args.yield_tools:
+        tools = sample_tools(table, max(1, args.yield_tools // platforms))
+        print_table(
+            [
+                "generator",
+                "tools",
+                "CPU-s / tool",
+                "kept / tool (median)",
+                "yield / tool (median)",
+                "yield per CPU-s",
+                "rejected",
+            ],
+            bench_yield(args, table, tools),
+            title=f"Syn generator choices on {len(tools)} real tools (10 wanted per tool, one round, MiniLM top 10)",
+        )
+    print(f"load at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

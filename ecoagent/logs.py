@@ -1,0 +1,82 @@
+"""The one logging set-up of every entry point: the ``ecoagent`` CLI, the Prefect flow and its deployment.
+
+- Stage loggers (``crawlers``, ``generators``, ``validators``, ``rated``, ``ecoagent``, ``flows``) log at
+  INFO; chatty libraries are held at WARNING (``datasets``/``dill`` pickling traces, the
+  sentence-transformers evaluator's per-call tables, HTTP request lines), unless ``--verbose``.
+- Every handler redacts credential values (``crawlers.redact.RedactingFilter``).
+- Inside a Prefect run, ``route_to_prefect`` also sends the stage loggers to the run's log (the UI and
+  ``prefect flow-run logs``): Prefect only forwards its own loggers, so without it a served deployment
+  shows nothing between a stage's first and last line.
+"""
+
+from __future__ import annotations
+
+import logging
+
+STAGE_LOGGERS = ("crawlers", "generators", "validators", "rated", "ecoagent", "flows")
+NOISY = (
+    "datasets",
+    "dill",
+    "sentence_transformers",
+    "transformers",
+    "httpx",
+    "httpcore",
+    "urllib3",
+    "filelock",
+    "fsspec",
+    "huggingface_hub",
+)
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _redact_handlers(handlers: list[logging.Handler]) -> None:
+    from crawlers.redact import RedactingFilter
+
+    for handler in handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
+
+
+def setup_logging(verbose: bool = False) -> None:
+    """Console logging for a command: stage loggers at INFO (DEBUG with ``verbose``), libraries quiet."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=FORMAT)
+    for name in STAGE_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.INFO)
+    if not verbose:
+        for name in NOISY:
+            logging.getLogger(name).setLevel(logging.WARNING)
+    _redact_handlers(logging.getLogger().handlers)
+
+
+class _RunLogHandler(logging.Handler):
+    """Hands stage records to Prefect's API log handler when the emitting thread is inside a run."""
+
+    def __init__(self, api: logging.Handler) -> None:
+        super().__init__()
+        self.api = api
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from prefect.context import FlowRunContext, TaskRunContext
+
+        if FlowRunContext.get() is None and TaskRunContext.get() is None:
+            return  # a helper thread outside any run: the console still has the line
+        self.api.handle(record)
+
+
+def route_to_prefect() -> None:
+    """Send the stage loggers to the current Prefect run's log, once per process (idempotent)."""
+    from prefect.logging.handlers import APILogHandler
+
+    root = logging.getLogger()
+    _redact_handlers(root.handlers)
+    for name in STAGE_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET or logger.level > logging.INFO:
+            logger.setLevel(logging.INFO)  # Prefect's root is at WARNING: INFO would be dropped
+        if not any(isinstance(h, _RunLogHandler) for h in logger.handlers):
+            handler = _RunLogHandler(APILogHandler())
+            _redact_handlers([handler])
+            logger.addHandler(handler)
+    for name in NOISY:
+        if logging.getLogger(name).level == logging.NOTSET:
+            logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,93 @@
+"""The llama.cpp backend on the packaged SmolLM2 GGUF: prefill, stops, batching, P(yes), joined weights."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from ecoagent.config import SMOLLM2
+from ecoagent.llm import SamplingParams
+from ecoagent.llm.embedded import EmbeddedLLM
+from ecoagent.llm.llamacpp import LlamaCppLLM, free_cores, resolve_gguf
+from ecoagent.models import PackagedGGUF, join_parts
+
+pytest.importorskip("xllamacpp")
+
+TOOL_CHAT = [
+    {"role": "system", "content": "You write short requests that users send to an assistant."},
+    {"role": "user", "content": "Write one request for a weather forecast tool."},
+]
+
+
+@pytest.fixture(scope="module")
+def llm() -> LlamaCppLLM:
+    client = LlamaCppLLM(SMOLLM2, threads=1, slots=2)
+    yield client
+    client.close()
+
+
+def test_prefilled_answer_continues_the_prefix_and_stops(llm: LlamaCppLLM) -> None:
+    conv = [*TOOL_CHAT, {"role": "assistant", "content": "Can you"}]
+    params = SamplingParams(max_new_tokens=30, temperature=0.0, stop=("\n",))
+    [text] = llm.generate_seeded([conv], params, [0])
+    assert text and not text.startswith("Can you")  # the prefix is not returned twice
+    assert "\n" not in text
+    assert llm.count_tokens([text]) > 0
+
+
+def test_greedy_text_does_not_depend_on_the_batch(llm: LlamaCppLLM) -> None:
+    convs = [TOOL_CHAT, [*TOOL_CHAT[:1], {"role": "user", "content": "Write one request for a map tool."}]]
+    params = SamplingParams(max_new_tokens=20, temperature=0.0)
+    alone = llm.generate_seeded(convs[:1], params, [0])
+    together = llm.generate_seeded(convs, params, [0, 1])
+    assert together[0] == alone[0]
+    assert together[1] != together[0]
+
+
+def test_yes_probability_agrees_with_transformers_on_the_same_weights(llm: LlamaCppLLM) -> None:
+    # the same GGUF through two runtimes: the yes/no read-out of top log-probs must match the full softmax
+    convs = [
+        [{"role": "user", "content": "Is Paris the capital of France? Answer yes or no."}],
+        [{"role": "user", "content": "Is the sea made of sand? Answer yes or no."}],
+        [
+            {"role": "system", "content": "Answer with yes or no."},
+            {"role": "user", "content": "Is 2 + 2 = 4?"},
+        ],
+    ]
+    ours = llm.yes_probability(convs)
+    reference = EmbeddedLLM(SMOLLM2, batch_size=4, threads=1).yes_probability(convs)
+    assert all(0.0 < p < 1.0 for p in ours)
+    assert ours == pytest.approx(reference, abs=0.12)
+
+
+def test_conversation_must_end_with_the_user(llm: LlamaCppLLM) -> None:
+    with pytest.raises(ValueError, match="end with a user message"):
+        llm.yes_probability([[{"role": "system", "content": "hello"}]])
+
+
+def test_unknown_model_is_a_clear_error() -> None:
+    with pytest.raises(FileNotFoundError, match="neither a packaged model"):
+        resolve_gguf("no/such-model")
+
+
+def test_free_cores_is_at_least_one() -> None:
+    assert 1 <= free_cores() <= len(__import__("os").sched_getaffinity(0))
+
+
+def test_split_weights_are_joined_and_checked(tmp_path: Path) -> None:
+    parts = [tmp_path / f"part{i}" for i in range(3)]
+    for i, p in enumerate(parts):
+        p.write_bytes(bytes([i]) * 1000)
+    data = b"".join(p.read_bytes() for p in parts)
+    good = PackagedGGUF("m.gguf", ("a", "b", "c"), len(data), hashlib.sha256(data).hexdigest(), "test", "MIT")
+    target = join_parts(good, parts, tmp_path / "m.gguf")
+    assert target.read_bytes() == data
+    bad = PackagedGGUF("n.gguf", ("a", "b", "c"), len(data), "0" * 64, "test", "MIT")
+    with pytest.raises(ValueError, match="does not match the published checksum"):
+        join_parts(bad, parts, tmp_path / "n.gguf")
+    assert not (tmp_path / "n.gguf").exists() and not list(tmp_path.glob("n.gguf.*"))  # nothing half-written
+    short = PackagedGGUF("o.gguf", ("a", "b"), len(data) + 1, good.sha256, "test", "MIT")
+    with pytest.raises(ValueError, match="expected"):
+        join_parts(short, parts, tmp_path / "o.gguf")
