@@ -26,7 +26,7 @@ def register_real(sub: Any) -> None:
         "--floor-quantile",
         type=float,
         default=None,
-        help="each recall retriever's floor: this quantile of its own top-k scores (0.92)",
+        help="each recall retriever's floor: this quantile of its own top-k scores (0.97)",
     )
     p.add_argument(
         "--validator-threshold",

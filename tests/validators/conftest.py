@@ -49,8 +49,8 @@ def small_mirror(tmp_path_factory: pytest.TempPathFactory, toolbench_dir: Path) 
 
 @pytest.fixture(scope="session")
 def test_profile() -> Profile:
-    """The embedded profile with MiniLM as recall encoder (the packaged mpnet is slow to load on CPU)."""
-    return PROFILES["embedded"].replace(recall_encoder=MINILM)
+    """The tiny profile (SmolLM2 on llama.cpp) with MiniLM as recall encoder (mpnet is slow on CPU)."""
+    return PROFILES["tiny"].replace(recall_encoder=MINILM)
 
 
 # BM25 + MiniLM, each proposing its top 2; floor at the minimum (every candidate is judged); 2 labelled

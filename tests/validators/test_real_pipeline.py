@@ -94,7 +94,7 @@ def test_pairs_splits_and_stats(real_out: tuple[Path, dict[str, Any]]) -> None:
     floors = stats["recall"]["retrievers"]
     assert set(floors) == {"BM25", "all-MiniLM-L6-v2"}
     assert stats["recall"]["threshold"] == floors["all-MiniLM-L6-v2"]["floor"]
-    assert stats["validator"]["model"]["backend"] == "embedded"
+    assert stats["validator"]["model"]["backend"] == "llamacpp"
     assert stats["timings"]["total_s"] > 0
 
 
