@@ -1,11 +1,13 @@
 """Benchmark of the Real validator on ToolBench's own labels: AUC and cost of each prompt variant.
 
-ToolBench's (query, relevant API) vs (query, non-relevant candidate API) pairs are the only labelled
-pairs available offline. This prints, for the recall encoder's cosine (the baseline, measured in the
-same run) and each validator prompt, the ROC AUC, the mean yes-probability per class, the share of
-pairs above the 0.85 threshold, and seconds per pair (wall and CPU).
+ToolBench's (query, relevant API) pairs against random negatives (an API of another query) and hard
+negatives (another API of the same query's list) are the labelled pairs available offline
+(``validators.labels``). This prints, per kind of negative, for the recall encoder's cosine (the baseline,
+measured in the same run) and each validator prompt, the ROC AUC with its bootstrap 95% interval, the mean
+yes-probability per class and seconds per pair (wall and CPU). It reads the dev part of the labels, so
+prompt design never looks at the test labels the stage reports.
 
-    .venv/bin/python bench/bench_real.py --per-class 40
+    .venv/bin/python bench/bench_real.py --per-kind 40
 """
 
 from __future__ import annotations
@@ -19,67 +21,84 @@ from ecoagent.config import get_profile
 from ecoagent.llm import make_llm
 from ecoagent.schemas import tool_document
 from ecoagent.summary import print_table
+from validators.calibration import bootstrap_auc, roc_auc
+from validators.labels import build_labels, sample_labels
 from validators.prompt import validator_conversation
 from validators.recall import embed
-from validators.sanity import labeled_pairs, roc_auc
 from validators.toolbench import load_toolbench, toolbench_root
+
+
+def _auc(labels: np.ndarray, scores: np.ndarray) -> str:
+    low, high = bootstrap_auc(labels.tolist(), scores.tolist())
+    return f"{roc_auc(labels.tolist(), scores.tolist()):.3f} [{low:.3f}, {high:.3f}]"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-class", type=int, default=40)
+    parser.add_argument(
+        "--per-kind", type=int, default=40, help="dev pairs of each kind (positive, random, hard)"
+    )
     parser.add_argument("--profile", default="embedded")
-    parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     from ecoagent.config import default_mirror
 
     profile = get_profile(args.profile)
     parsed = load_toolbench(toolbench_root(default_mirror()))
-    pairs = labeled_pairs(parsed.queries, args.per_class, args.seed)
+    pairs = sample_labels(build_labels(parsed.queries), "dev", args.per_kind)
     labels = np.array([p.label for p in pairs])
-    rows = []
+    kinds = np.array([p.kind for p in pairs])
+    positive = labels == 1
 
+    def rows_for(name: str, scores: np.ndarray, wall: float, cpu: float) -> list[tuple]:
+        out = []
+        for kind in ("random", "hard"):
+            mask = positive | (kinds == kind)
+            out.append(
+                (
+                    name,
+                    kind,
+                    _auc(labels[mask], scores[mask]),
+                    float(scores[positive].mean()),
+                    float(scores[kinds == kind].mean()),
+                    wall / len(pairs),
+                    cpu / len(pairs),
+                )
+            )
+        return out
+
+    rows: list[tuple] = []
     t0, c0 = time.perf_counter(), time.process_time()
     q = embed(profile.models.recall_encoder, [p.pair.query for p in pairs])
     t = embed(
         profile.models.recall_encoder, [tool_document(p.pair.tool_name, p.pair.description) for p in pairs]
     )
     cos = (q * t).sum(axis=1)
-    n = len(pairs)
-    rows.append(
-        (
-            f"cosine ({profile.models.recall_encoder.split('/')[-1]})",
-            roc_auc(labels, cos),
-            float(cos[labels == 1].mean()),
-            float(cos[labels == 0].mean()),
-            "-",
-            (time.perf_counter() - t0) / n,
-            (time.process_time() - c0) / n,
-        )
-    )
+    name = f"cosine ({profile.models.recall_encoder.split('/')[-1]})"
+    rows += rows_for(name, cos, time.perf_counter() - t0, time.process_time() - c0)
     llm = make_llm(profile.models, batch_size=8)
     for few_shot in (False, True):
         convs = [
-            validator_conversation(p.pair.query, p.pair.tool_name, p.pair.description, few_shot)
+            validator_conversation(
+                p.pair.query, p.pair.tool_name, p.pair.description, few_shot, p.pair.context, p.pair.arguments
+            )
             for p in pairs
         ]
         t0, c0 = time.perf_counter(), time.process_time()
         s = np.array(llm.yes_probability(convs))
-        rows.append(
-            (
-                f"{llm.model_id.split('/')[-1]} {'few-shot' if few_shot else 'zero-shot'}",
-                roc_auc(labels, s),
-                float(s[labels == 1].mean()),
-                float(s[labels == 0].mean()),
-                float((s >= 0.85).mean()),
-                (time.perf_counter() - t0) / n,
-                (time.process_time() - c0) / n,
-            )
-        )
+        label = f"{llm.model_id.split('/')[-1]} {'few-shot' if few_shot else 'zero-shot'}"
+        rows += rows_for(label, s, time.perf_counter() - t0, time.process_time() - c0)
     print_table(
-        ["scorer", "AUC", "mean relevant", "mean other", "share >= 0.85", "s/pair wall", "s/pair CPU"],
+        [
+            "scorer",
+            "negatives",
+            "AUC [95% CI]",
+            "mean positive",
+            "mean negative",
+            "s/pair wall",
+            "s/pair CPU",
+        ],
         rows,
-        title=f"ToolBench ground truth, {args.per_class} relevant + {args.per_class} other pairs (seed {args.seed})",
+        title=f"ToolBench dev labels: {args.per_kind} pairs per kind (positive, random, hard)",
     )
 
 
