@@ -61,6 +61,7 @@ class Profile:
         models: the models of each role.
         syn_max_tools: tools sampled (stratified by platform) for Syn generation; ``None`` = all tools.
         syn_queries_per_tool: how many queries the generator is asked for per tool (paper: 10-20).
+        real_max_queries: Real judges a seeded sample of this many ToolBench queries (``None`` = all).
         seed: the seed of every sampled choice in the run.
     """
 
@@ -68,6 +69,7 @@ class Profile:
     models: ModelConfig = field(default_factory=ModelConfig)
     syn_max_tools: int | None = 100
     syn_queries_per_tool: int = 10
+    real_max_queries: int | None = None
     seed: int = 0
 
     def replace(self, **changes: object) -> Profile:
@@ -91,6 +93,7 @@ PROFILES: dict[str, Profile] = {
         models=ModelConfig(llm=SMOLLM2, llm_backend="llamacpp"),
         syn_max_tools=4,
         syn_queries_per_tool=3,
+        real_max_queries=60,
     ),
     "paper": Profile(
         name="paper",

@@ -37,6 +37,8 @@ class RealConfig:
         floor_quantile: each retriever's floor is this quantile of its own top-k scores.
         floors: fixed floors by retriever name, overriding the quantile (paper: GTE-Large 0.7).
         max_per_query: candidates above the floor that reach the validator per query (None = all).
+        max_queries: a seeded sample of this many ToolBench queries (None = every query; the ``tiny``
+            profile takes 60, so a first look at every stage takes minutes).
         validator_threshold: keep pairs scoring at least this; ``None`` = calibrated on the dev labels.
         min_precision: the calibration target on the dev labels.
         batch_size: pairs per LLM call.
@@ -54,6 +56,7 @@ class RealConfig:
     floor_quantile: float = EMBEDDED_FLOOR_QUANTILE
     floors: dict[str, float] = field(default_factory=dict)
     max_per_query: int | None = 2
+    max_queries: int | None = None
     validator_threshold: float | None = None
     min_precision: float = 0.9
     batch_size: int = 16
@@ -105,6 +108,7 @@ class RealConfig:
             validator_threshold=PAPER_VALIDATOR_THRESHOLD if paper else None,
             calibration_per_kind=100 if paper else 20,
             measure_per_kind=200 if paper else 25,
+            max_queries=profile.real_max_queries,
             seed=profile.seed,
         )
         changes = {k: v for k, v in overrides.items() if v is not None}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -320,6 +321,11 @@ def run(
     parsed = load_toolbench(toolbench_root(Path(mirror) if mirror else default_mirror()))
     if not parsed.queries:
         raise ValueError("the ToolBench files hold no queries")
+    if cfg.max_queries is not None and cfg.max_queries < len(parsed.queries):
+        rng = random.Random(cfg.seed)
+        keep = set(rng.sample(range(len(parsed.queries)), cfg.max_queries))
+        parsed.queries = [q for i, q in enumerate(parsed.queries) if i in keep]
+        log.info("real: a seeded sample of %d ToolBench queries (max_queries)", cfg.max_queries)
     config_fp = fingerprint(
         {
             "config": cfg.to_dict(),
