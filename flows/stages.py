@@ -97,9 +97,10 @@ STAGES: dict[str, StageSpec] = {
         StageSpec(
             "train",
             "rated.train:run",
-            # the encoder trains on Syn only, so it can run beside Real
-            needs=("crawl", "syn"),
-            reads=("tools.parquet", "syn"),
+            # the encoder trains on Syn only; Real's test split is read to report the fine-tuned encoder
+            # against its backbone on data it never saw (model/metrics.json)
+            needs=("crawl", "syn", "real"),
+            reads=("tools.parquet", "syn", "real/pairs.parquet"),
             writes=("model",),
         ),
         StageSpec(
