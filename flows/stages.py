@@ -82,7 +82,12 @@ STAGES: dict[str, StageSpec] = {
             "validators.pipeline:run",
             needs=("crawl",),
             reads=("tools.parquet",),
-            writes=("real/decisions.parquet", "real/pairs.parquet", "real/stats.json"),
+            writes=(
+                "real/decisions.parquet",
+                "real/pairs.parquet",
+                "real/stats.json",
+                "real/mcp_prompts.parquet",
+            ),
             reads_mirror=True,
             uses_llm=True,
             network=True,
@@ -107,7 +112,7 @@ STAGES: dict[str, StageSpec] = {
             "evaluate",
             "rated.evaluation.pipeline:run",
             needs=("crawl", "syn", "real", "train"),
-            reads=("tools.parquet", "syn", "real/pairs.parquet", "model"),
+            reads=("tools.parquet", "syn", "real/pairs.parquet", "real/mcp_prompts.parquet", "model"),
             writes=("eval/report.json",),
         ),
         StageSpec(
