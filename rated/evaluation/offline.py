@@ -110,9 +110,7 @@ def construction_advantage(
     pairs = pairs.filter(pl.col("query_id").is_in(pool.query_ids) & pl.col("tool_id").is_in(list(tool_ids)))
     out: dict[str, dict[str, Any]] = {}
     for method, ranks in rankings.items():
-        ranking = {
-            qid: [tool_ids[int(t)] for t in r] for qid, r in zip(pool.query_ids, ranks, strict=True)
-        }
+        ranking = {qid: [tool_ids[int(t)] for t in r] for qid, r in zip(pool.query_ids, ranks, strict=True)}
         name = proposer_of.get(method)
         cell = advantage({name or method: ranking}, pairs)[name or method]
         cell["proposer"] = name

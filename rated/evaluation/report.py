@@ -65,7 +65,9 @@ def construction_line(adv: dict[str, Any]) -> str:
     for method, c in adv["methods"].items():
         mrr = fmt(c["mrr_not_proposed"])
         if c["proposer"] is None:
-            cells.append(f"{method} {mrr} (no part in construction: plain MRR, {c['queries_not_proposed']} q)")
+            cells.append(
+                f"{method} {mrr} (no part in construction: plain MRR, {c['queries_not_proposed']} q)"
+            )
         else:
             own = fmt(c["mrr_proposed"])
             cells.append(
