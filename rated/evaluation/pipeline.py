@@ -695,6 +695,7 @@ def run(
         "effective_weights": [round(x, 4) for x in rc.effective_weights()],
     }
     result["seeds_change"] = SEEDS_CHANGE
+    result["fine_tuning"] = _fine_tuning(art)
     result["data"] = {
         "n_tools": len(catalog),
         **{
@@ -740,6 +741,21 @@ def run(
     stats = headline(result)
     art.mark_done("evaluate", fp, stats)
     return stats
+
+
+def _fine_tuning(art: ArtifactDir) -> dict[str, Any]:
+    """The train stage's fine-tuned-vs-backbone comparison on held-out data (``model/metrics.json``)."""
+    import json
+
+    path = art.model / "metrics.json"
+    try:
+        metrics = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {"skipped": f"no readable {path}"}
+    if "held_out" not in metrics:
+        return {"skipped": "model/metrics.json predates the held-out comparison"}
+    keep = ("held_out", "held_out_note", "fine_tuning_loses", "steps", "train_examples")
+    return {k: metrics.get(k) for k in keep}
 
 
 def _churn(

@@ -379,6 +379,26 @@ def render_markdown(report: dict[str, Any]) -> str:
                 significance_lines(off["significance"]),
                 "",
             ]
+    ft = report.get("fine_tuning") or {}
+    if ft.get("held_out"):
+        parts += [
+            "## The fine-tuned encoder vs its backbone on held-out data",
+            "",
+            f"{ft.get('held_out_note', '')} ({ft.get('steps')} steps on {ft.get('train_examples')} pairs; "
+            "from `model/metrics.json`).",
+            "",
+        ]
+        rows = []
+        for name, block in ft["held_out"].items():
+            if "backbone" not in block:
+                rows.append([name, "-", "-", "-", "-", block.get("skipped", "")])
+                continue
+            n = f"{block['distinct_queries']} q" + (" (SMOKE TEST)" if "smoke_test" in block else "")
+            for enc in ("backbone", "fine-tuned"):
+                rows.append([f"{name} {enc}", *(fmt(block[enc][m]) for m in OFFLINE_METRICS), n])
+        parts += [format_table(["Set / encoder", *OFFLINE_METRICS, "sample"], rows), ""]
+        if ft.get("fine_tuning_loses"):
+            parts += [f"**{ft['fine_tuning_loses']}**", ""]
     sim = report.get("simulation", {})
     for dataset, block in sim.items():
         scen = block["scenarios"]

@@ -156,7 +156,7 @@ def test_train_command_fine_tunes_saves_and_resumes(tmp_path: Path, small_tools,
     ]
     assert main(argv) == 0
     table = capsys.readouterr().out
-    assert "val mrr@10" in table and "train loss" in table
+    assert "val mrr@10" in table and "train loss" in table and "syn_tool_split_test MRR" in table
     stats = json.loads((out.markers / "train.json").read_text())["stats"]
     assert stats["steps"] == 2 and np.isfinite(stats["train_loss"])
     assert set(stats["val_before"]) >= {"mrr@10", "recall@10"} and stats["val_after"]

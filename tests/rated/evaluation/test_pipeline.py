@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ecoagent.artifacts import ArtifactDir, write_parquet
+from ecoagent.artifacts import ArtifactDir, write_json, write_parquet
 from ecoagent.config import get_profile
 from ecoagent.schemas import TOOL_SCHEMA, rows_to_frame
 
@@ -114,6 +114,20 @@ def tiny_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from rated.encoder import DualEncoder
 
     DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2").save(str(art.model))
+    scores = {"MRR": 0.5, "Recall@1": 0.4, "Recall@5": 0.6, "nDCG@10": 0.55}
+    held_out = {
+        "syn_tool_split_test": {
+            "distinct_queries": 9,
+            "smoke_test": "x",
+            "backbone": scores,
+            "fine-tuned": {**scores, "MRR": 0.45},
+            "mrr_gain": -0.05,
+        },
+        "real_test": {"skipped": "real/pairs.parquet did not exist when the encoder was trained"},
+    }
+    write_json(
+        art.model / "metrics.json", {"held_out": held_out, "fine_tuning_loses": "it lost: noise", "steps": 2}
+    )
     return out
 
 
@@ -194,6 +208,9 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     assert "SMOKE TEST" in md and "AS (paper)" in md and "Pre-fail SR" in md
     assert "### syn_tool: EcoAgent-Syn, tool-disjoint split" in md and "### mcp:" in md
     assert "**Construction advantage**" in md and "no part in construction" in md
+    # the train stage's held-out comparison is carried into the report as it is
+    assert report["fine_tuning"]["held_out"]["syn_tool_split_test"]["mrr_gain"] == -0.05
+    assert "fine-tuned encoder vs its backbone" in md and "**it lost: noise**" in md
     assert list(eval_dir.glob("*.png"))
     assert (tiny_out / ".done" / "evaluate.json").exists()
 
