@@ -84,6 +84,11 @@ class ArtifactDir:
     def real_stats(self) -> Path:
         return self.real / "stats.json"
 
+    @property
+    def real_mcp_prompts(self) -> Path:
+        """The MCP example-prompt query set (``validators.mcp_prompts.PROMPT_SCHEMA``)."""
+        return self.real / "mcp_prompts.parquet"
+
     # review
     @property
     def review(self) -> Path:

@@ -82,7 +82,12 @@ STAGES: dict[str, StageSpec] = {
             "validators.pipeline:run",
             needs=("crawl",),
             reads=("tools.parquet",),
-            writes=("real/decisions.parquet", "real/pairs.parquet", "real/stats.json"),
+            writes=(
+                "real/decisions.parquet",
+                "real/pairs.parquet",
+                "real/stats.json",
+                "real/mcp_prompts.parquet",
+            ),
             reads_mirror=True,
             uses_llm=True,
             network=True,
@@ -97,16 +102,17 @@ STAGES: dict[str, StageSpec] = {
         StageSpec(
             "train",
             "rated.train:run",
-            # the encoder trains on Syn only, so it can run beside Real
-            needs=("crawl", "syn"),
-            reads=("tools.parquet", "syn"),
+            # the encoder trains on Syn only; Real's test split is read to report the fine-tuned encoder
+            # against its backbone on data it never saw (model/metrics.json)
+            needs=("crawl", "syn", "real"),
+            reads=("tools.parquet", "syn", "real/pairs.parquet"),
             writes=("model",),
         ),
         StageSpec(
             "evaluate",
             "rated.evaluation.pipeline:run",
             needs=("crawl", "syn", "real", "train"),
-            reads=("tools.parquet", "syn", "real/pairs.parquet", "model"),
+            reads=("tools.parquet", "syn", "real/pairs.parquet", "real/mcp_prompts.parquet", "model"),
             writes=("eval/report.json",),
         ),
         StageSpec(

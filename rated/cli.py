@@ -55,6 +55,18 @@ def _train(args: argparse.Namespace) -> int:
     ]
     for metric in ("mrr@10", "recall@1", "recall@10"):
         rows.append([f"val {metric}", before.get(metric, "-"), after.get(metric, "-")])
+    # the held-out comparison: backbone in the "before" column, the fine-tuned encoder in "after"
+    for name, block in (stats.get("held_out") or {}).items():
+        if "backbone" in block:
+            n = f"{block['distinct_queries']} q" + (", smoke test" if "smoke_test" in block else "")
+            for metric in ("MRR", "nDCG@10"):
+                rows.append(
+                    [f"{name} {metric} ({n})", block["backbone"][metric], block["fine-tuned"][metric]]
+                )
+        else:
+            rows.append([name, block.get("skipped", "-"), ""])
+    if stats.get("fine_tuning_loses"):
+        print(stats["fine_tuning_loses"])
     title = f"train → {Path(args.out) / 'model'}" + (" (up to date, skipped)" if stats.get("skipped") else "")
     print_table(["", "value / before", "after"], rows, title=title)
     return 0

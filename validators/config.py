@@ -46,6 +46,10 @@ class RealConfig:
         calibration_per_kind: labelled dev pairs of each kind (positive, random, hard) for calibration.
         measure_per_kind: labelled test pairs of each kind for the reported AUCs (0 = skip the labels).
         split_fractions: train / val / test shares of the kept queries.
+        mcp_prompts_max: MCP example prompts labelled per build (a seeded sample; ``None`` = all), so the
+            validator's cost stays small: ``mcp_prompt_candidates`` judgments per prompt.
+        mcp_prompt_candidates: a prompt's server tools the validator judges: the top ones by the recall
+            encoder's cosine.
         seed: seed of the split and of the bootstrap.
     """
 
@@ -64,6 +68,8 @@ class RealConfig:
     calibration_per_kind: int = 20
     measure_per_kind: int = 25
     split_fractions: tuple[float, float, float] = REAL_SPLITS
+    mcp_prompts_max: int | None = 100
+    mcp_prompt_candidates: int = 3
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -86,6 +92,10 @@ class RealConfig:
             raise ValueError(f"min_precision {self.min_precision} is not in (0, 1]")
         if self.batch_size <= 0:
             raise ValueError("batch_size must be > 0")
+        if self.mcp_prompts_max is not None and self.mcp_prompts_max < 0:
+            raise ValueError("mcp_prompts_max must be >= 0 or None")
+        if self.mcp_prompt_candidates <= 0:
+            raise ValueError("mcp_prompt_candidates must be > 0")
         if self.calibration_per_kind < 0 or self.measure_per_kind < 0:
             raise ValueError("calibration_per_kind and measure_per_kind must be >= 0")
         if self.validator_threshold is None and self.calibration_per_kind == 0:
@@ -109,6 +119,7 @@ class RealConfig:
             calibration_per_kind=100 if paper else 20,
             measure_per_kind=200 if paper else 25,
             max_queries=profile.real_max_queries,
+            mcp_prompts_max=None if paper else 100,
             seed=profile.seed,
         )
         changes = {k: v for k, v in overrides.items() if v is not None}

@@ -168,3 +168,39 @@ def write_prompts(prompts: Sequence[McpPrompt], path: Path) -> pl.DataFrame:
         raise ValueError("duplicate query ids in the MCP prompt set")
     write_parquet(frame, Path(path))
     return frame
+
+
+def top_candidates(
+    prompts: Sequence[McpPrompt],
+    tools: pl.DataFrame,
+    cosine: Callable[[list[str], list[str]], list[list[float]]],
+    k: int,
+) -> list[McpPrompt]:
+    """Each prompt's server tools cut to the ``k`` with the highest cosine (ties by tool id), so the
+    validator judges at most ``k`` pairs per prompt. ``cosine(queries, documents)`` -> one row per query."""
+    docs = {
+        r["tool_id"]: tool_document(r["name"], r["description"], r["tags"])
+        for r in tools.select("tool_id", "name", "description", "tags").iter_rows(named=True)
+    }
+    todo = [p for p in prompts if len(p.tool_ids) > k]
+    if not todo:
+        return list(prompts)
+    ids = sorted({t for p in todo for t in p.tool_ids})
+    col = {t: i for i, t in enumerate(ids)}
+    matrix = cosine([p.query for p in todo], [docs[t] for t in ids])
+    cut = {}
+    for p, row in zip(todo, matrix, strict=True):
+        ranked = sorted(p.tool_ids, key=lambda t: (-row[col[t]], t))
+        cut[p.query_id] = replace(p, tool_ids=tuple(ranked[:k]))
+    return [cut.get(p.query_id, p) for p in prompts]
+
+
+def sample_prompts(prompts: Sequence[McpPrompt], cap: int | None, seed: int) -> list[McpPrompt]:
+    """At most ``cap`` prompts, a seeded sample kept in query-id order (all when ``cap`` is None)."""
+    import numpy as np
+
+    ordered = sorted(prompts, key=lambda p: p.query_id)
+    if cap is None or len(ordered) <= cap:
+        return ordered
+    pick = np.sort(np.random.default_rng([seed, 0x3C9]).choice(len(ordered), size=cap, replace=False))
+    return [ordered[int(i)] for i in pick]

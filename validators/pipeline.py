@@ -294,6 +294,72 @@ def _provenance(decisions: pl.DataFrame) -> dict[str, Any]:
     return {"per_retriever": out, "kept_by_proposer_set": dict(sorted(combos.items()))}
 
 
+def build_mcp_prompts(
+    tools: pl.DataFrame,
+    mirror: Path,
+    cfg: RealConfig,
+    validator: Validator,
+    threshold: float,
+    out_path: Path,
+    cache: Path,
+) -> dict[str, Any]:
+    """The third query stream: mcpm.sh's example prompts labelled with their server's right tools.
+
+    A seeded sample of at most ``cfg.mcp_prompts_max`` prompts; each prompt's server tools are cut to the
+    ``cfg.mcp_prompt_candidates`` closest by the recall encoder's cosine, and the validator (the stage's
+    own, at its calibrated threshold) keeps those it says yes to. Writes ``out_path`` (empty, with the
+    reason in the returned stats, when the tool table has no MCP records or the snapshot no mcpm files).
+    """
+    from crawlers.mcp import MCPM
+    from crawlers.source import MirrorSource
+    from validators.mcp_prompts import narrow, read_prompts, sample_prompts, top_candidates, write_prompts
+
+    base = {"cap": cfg.mcp_prompts_max, "candidates_per_prompt": cfg.mcp_prompt_candidates}
+    reason = None
+    if "sources" not in tools.columns or not (tools["platform"] == "mcp").any():
+        reason = "tools.parquet has no MCP records"
+    elif not (Path(mirror) / MCPM).is_dir():
+        reason = f"the snapshot has no {MCPM}/ folder"
+    if reason:
+        write_prompts([], out_path)
+        log.warning("MCP prompt set is empty: %s", reason)
+        return {**base, "prompts": 0, "empty": reason}
+    prompts = read_prompts(MirrorSource(Path(mirror)), tools)
+    sampled = sample_prompts(prompts, cfg.mcp_prompts_max, cfg.seed)
+
+    def cosine(queries: list[str], documents: list[str]) -> list[list[float]]:
+        q = embed(cfg.recall_encoder, queries, cache=cache)
+        t = embed(cfg.recall_encoder, documents, cache=cache)
+        return (q @ t.T).tolist()
+
+    top = top_candidates(sampled, tools, cosine, cfg.mcp_prompt_candidates)
+    rows = {r["tool_id"]: r for r in tools.filter(pl.col("platform") == "mcp").iter_rows(named=True)}
+    pairs = [
+        tool_pair({"query_id": p.query_id, "tool_id": t, "query": p.query}, rows[t])
+        for p in top
+        for t in p.tool_ids
+    ]
+    scores = validator.score(pairs) if pairs else {}
+    by_text = {
+        (p.query, tool_document(rows[t]["name"], rows[t]["description"], rows[t]["tags"])): scores[
+            (p.query_id, t)
+        ]
+        for p in top
+        for t in p.tool_ids
+    }
+    kept, counts = narrow(top, tools, lambda q, docs: [by_text[(q, d)] for d in docs], threshold)
+    frame = write_prompts(kept, out_path)
+    return {
+        **base,
+        "read": len(prompts),
+        "sampled": len(sampled),
+        "judged_pairs": len(pairs),
+        "threshold": threshold,
+        **counts,
+        "servers": frame["server"].n_unique() if frame.height else 0,
+    }
+
+
 def run(
     out: Path,
     profile: Profile,
@@ -374,6 +440,20 @@ def run(
         scores = validator.score(todo)
         timings["validator_s"] = time.perf_counter() - t0
         timings["validator_s_per_pair"] = timings["validator_s"] / max(len(todo), 1)
+        t0 = time.perf_counter()
+        mcp_validator = Validator(
+            llm, art.real / "mcp_prompts_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
+        )
+        mcp_stats = build_mcp_prompts(
+            tools,
+            Path(mirror) if mirror else default_mirror(),
+            cfg,
+            mcp_validator,
+            threshold,
+            art.real_mcp_prompts,
+            cache,
+        )
+        timings["mcp_prompts_s"] = time.perf_counter() - t0
         model_info = llm.info()
     finally:
         llm.close()
@@ -480,6 +560,7 @@ def run(
                 validated["validator_score"].to_numpy(), validated["query_id"].to_list(), VALIDATOR_GRID
             ),
         },
+        "mcp_prompts": mcp_stats,
         "timings": timings,
     }
     write_json(art.real_stats, stats)

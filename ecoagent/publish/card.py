@@ -337,11 +337,16 @@ def render_card(
         "```python\nfrom datasets import load_dataset\n\n"
         f'tools = load_dataset("{repo}", "tools", split="train")       # or a local folder path\n'
         f'syn = load_dataset("{repo}", "syn")                          # train / validation / test\n'
+        f'unseen = load_dataset("{repo}", "syn_tool_split", split="test")  # tools unseen in train\n'
+        f'mcp = load_dataset("{repo}", "mcp_prompts", split="test")   # MCP servers\' example prompts\n'
         f'corpus = load_dataset("{repo}", "corpus", split="corpus")\n'
         f'queries = load_dataset("{repo}", "queries", split="queries")\n'
         f'qrels = load_dataset("{repo}", "qrels", split="test")      # also syn_test, real_test\n```\n'
         "`default` is an alias of `qrels` (the MTEB layout: `corpus`, `queries`, judgements in `default`). "
-        "Single-table configs (`tools`, `real_decisions`, `manual_check`) have one split, `train`. "
+        "Single-table configs (`tools`, `real_decisions`, `manual_check`) have one split, `train`; "
+        "`mcp_prompts` has one split, `test`. `syn` is split by query (the paper's split: a test query's "
+        "tool also has train queries); `syn_tool_split` holds the same pairs split by tool (with its "
+        "cross-platform equivalents), so its test tools never occur in train. "
         "Queries' `_id`s are prefixed with their source (`syn:` / `real:`); `qrels` has one split per "
         "benchmark split (both sources) plus `syn_test` and `real_test`.\n"
     )
@@ -358,7 +363,17 @@ def render_card(
     out.append(f"- Tools: {tools.height} ({_counts(tools, 'platform')}).")
     out.append(f"- Tools by auth kind: {_counts(tools, 'auth_kind')}.")
     out.append(f"- Tools by link status: {_counts(tools, 'link_status')}.")
-    for name in ("syn", "syn_negatives", "real", "real_decisions", "manual_check", "queries", "qrels"):
+    for name in (
+        "syn",
+        "syn_tool_split",
+        "syn_negatives",
+        "real",
+        "real_decisions",
+        "mcp_prompts",
+        "manual_check",
+        "queries",
+        "qrels",
+    ):
         if name in configs:
             c = configs[name]
             per = ", ".join(f"{s}: {f.height}" for s, f in c.splits.items())

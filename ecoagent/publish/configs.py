@@ -38,9 +38,11 @@ SPLIT_ORDER = ("train", "validation", "test", "syn_test", "real_test", "corpus",
 CONFIG_ORDER = (
     "tools",
     "syn",
+    "syn_tool_split",
     "syn_negatives",
     "real",
     "real_decisions",
+    "mcp_prompts",
     "manual_check",
     "corpus",
     "queries",
@@ -58,7 +60,11 @@ DESCRIPTIONS = {
     "tools": "The tool catalog: one row per tool of LangChain, CrewAI, LlamaIndex, n8n and MCP servers, with health "
     "signals and the metadata prior.",
     "syn": "EcoAgent-Syn: LLM-generated queries and the tool each was written for (the positive pair), "
-    "with generation metadata.",
+    "with generation metadata; split by query (the paper's split: test tools also occur in train).",
+    "syn_tool_split": "EcoAgent-Syn on its tool-disjoint split: the same pairs as `syn`, split so that every "
+    "tool (with its cross-platform equivalents) is in one split only; test tools are unseen in train.",
+    "mcp_prompts": "MCP example prompts: requests MCP server authors wrote for their own server (mcpm.sh), "
+    "labelled with the server tools the validator accepts; one split, test.",
     "syn_negatives": "EcoAgent-Syn negatives: two negative tools per positive pair (one hard, mined "
     "with SBERT; one random), with the query-negative cosine.",
     "real": "EcoAgent-Real: ToolBench queries paired with the catalog tools the validator kept.",
@@ -204,10 +210,24 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
         syn = base
         src = platforms(syn)
         configs["syn"] = Config(
-            "syn", _by_split(syn, ["query_id", "tool_id"]), _licenses(src), DESCRIPTIONS["syn"], sorted(src)
+            "syn",
+            _by_split(syn.drop("split_tool", strict=False), ["query_id", "tool_id"]),
+            _licenses(src),
+            DESCRIPTIONS["syn"],
+            sorted(src),
         )
+        if "split_tool" in syn.columns:
+            configs["syn_tool_split"] = Config(
+                "syn_tool_split",
+                _by_split(syn.drop("split").rename({"split_tool": "split"}), ["query_id", "tool_id"]),
+                _licenses(src),
+                DESCRIPTIONS["syn_tool_split"],
+                sorted(src),
+            )
+        else:
+            absent["syn_tool_split"] = "the split_tool column of syn/positives.parquet"
     else:
-        absent["syn"] = "syn/positives.parquet"
+        absent["syn"] = absent["syn_tool_split"] = "syn/positives.parquet"
     negatives = _read(art.syn_negatives)
     if negatives is not None:
         negatives = _str_ids(negatives, "query_id")
@@ -250,6 +270,19 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
         )
     else:
         absent["real_decisions"] = "real/decisions.parquet"
+
+    prompts = _read(art.real_mcp_prompts)
+    if prompts is not None:
+        src = platforms(prompts.explode("tool_ids").rename({"tool_ids": "tool_id"}))
+        configs["mcp_prompts"] = Config(
+            "mcp_prompts",
+            {"test": prompts.sort("query_id")} if prompts.height else {},
+            _licenses(src),
+            DESCRIPTIONS["mcp_prompts"],
+            sorted(src),
+        )
+    else:
+        absent["mcp_prompts"] = "real/mcp_prompts.parquet"
 
     # --- manual check ----------------------------------------------------------------------------------
     sample = _read(art.review_sample)

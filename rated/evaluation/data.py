@@ -18,7 +18,19 @@ from ecoagent.artifacts import ArtifactDir
 from ecoagent.schemas import tool_documents
 from rated.evaluation.simulator import QueryPool
 
-Dataset = Literal["syn", "real"]
+Dataset = Literal["syn", "syn_tool", "real", "mcp"]
+# the query streams: Syn on its query split (the paper's), Syn on its tool-disjoint split (every test tool
+# unseen in training), Real (ToolBench), and the MCP servers' own example prompts (all test)
+DATASETS: tuple[str, ...] = ("syn", "syn_tool", "real", "mcp")
+DATASET_LABELS = {
+    "syn": "EcoAgent-Syn, query split (the paper's: test tools were seen in training)",
+    "syn_tool": "EcoAgent-Syn, tool-disjoint split (test tools unseen in training)",
+    "real": "EcoAgent-Real (ToolBench queries)",
+    "mcp": "MCP example prompts (server authors' requests; test only)",
+}
+
+
+PAIRS_SCHEMA = {"query_id": pl.String, "query": pl.String, "tool_id": pl.String, "split": pl.String}
 
 
 @dataclass(frozen=True)
@@ -52,16 +64,35 @@ class Catalog:
 
 
 def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
-    """The (query_id, query, tool_id, split) pairs of one dataset."""
+    """The (query_id, query, tool_id, split) pairs of one dataset.
+
+    ``syn_tool`` is Syn with its ``split_tool`` column as the split (empty when Syn predates it); ``mcp``
+    is ``real/mcp_prompts.parquet`` exploded to one row per labelled tool, every prompt in ``test``
+    (empty when the Real stage wrote no prompt set).
+    """
     if dataset == "syn":
         return pl.read_parquet(art.require(art.syn_positives, "syn")).select(
             "query_id", "query", "tool_id", "split"
+        )
+    if dataset == "syn_tool":
+        syn = pl.read_parquet(art.require(art.syn_positives, "syn"))
+        if "split_tool" not in syn.columns:
+            return syn.select("query_id", "query", "tool_id", "split").clear()
+        return syn.select("query_id", "query", "tool_id", pl.col("split_tool").alias("split"))
+    if dataset == "mcp":
+        if not art.real_mcp_prompts.exists():
+            return pl.DataFrame(schema=PAIRS_SCHEMA)
+        prompts = pl.read_parquet(art.real_mcp_prompts)
+        return (
+            prompts.explode("tool_ids")
+            .drop_nulls("tool_ids")
+            .select("query_id", "query", pl.col("tool_ids").alias("tool_id"), pl.lit("test").alias("split"))
         )
     if dataset == "real":
         return pl.read_parquet(art.require(art.real_pairs, "real")).select(
             "query_id", "query", "tool_id", "split"
         )
-    raise ValueError(f"unknown dataset {dataset!r}; choose syn or real")
+    raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
 
 
 def pool_from_pairs(pairs: pl.DataFrame, catalog: Catalog) -> tuple[QueryPool, int]:

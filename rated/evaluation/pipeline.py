@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 from threadpoolctl import threadpool_limits
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
@@ -32,7 +33,7 @@ from rated.evaluation.baselines import (
     StaticRetriever,
 )
 from rated.evaluation.candidates import CandidateLists
-from rated.evaluation.data import Catalog, load_pool, syn_equivalents, with_equivalents
+from rated.evaluation.data import DATASETS, Catalog, load_pool, syn_equivalents, with_equivalents
 from rated.evaluation.failures import Scenario
 from rated.evaluation.metrics import PostFailSuccessRate
 from rated.evaluation.rated_policy import RatedPolicy
@@ -156,19 +157,22 @@ class DatasetInputs:
 
 def _load_inputs(
     art: ArtifactDir, catalog: Catalog, cfg: EvaluationConfig, profile: Profile
-) -> dict[str, DatasetInputs]:
+) -> tuple[dict[str, DatasetInputs], dict[str, str]]:
     """Each dataset's test split (val when a small build has no test queries; recorded as
     ``eval_split``), its train split for the warm-up (or val, if val is not the evaluated split), and
-    val for the sensitivity sweeps. Syn queries get their tools' equivalents as extra true tools."""
+    val for the sensitivity sweeps. Syn queries (both splits) get their tools' equivalents as extra true
+    tools. Returns the inputs and, per dataset left out, why (e.g. no MCP prompt set)."""
+    skipped: dict[str, str] = {}
     out = {}
     equivalents = None
-    for dataset in ("syn", "real"):
+    for dataset in DATASETS:
         for split in ("test", "val"):
             pool, dropped = load_pool(art, dataset, split, catalog)  # type: ignore[arg-type]
             if len(pool):
                 break
         if not len(pool):
             log.warning("%s has no test or val queries whose tool is in the catalog; skipped", dataset)
+            skipped[dataset] = "no test or val query whose tool is in tools.parquet"
             continue
         if split != "test":
             log.warning("%s has no test queries: evaluating on its %s split", dataset, split)
@@ -180,15 +184,16 @@ def _load_inputs(
                 break
         val = load_pool(art, dataset, "val", catalog)[0] if split == "test" else None  # type: ignore[arg-type]
         gained = 0
-        if dataset == "syn" and cfg.syn_equivalents:
-            equivalents = syn_equivalents(art, catalog, profile.models.sbert)
+        if dataset in ("syn", "syn_tool") and cfg.syn_equivalents:
+            if equivalents is None:
+                equivalents = syn_equivalents(art, catalog, profile.models.sbert)
             pool, gained = with_equivalents(pool, equivalents)
             train = with_equivalents(train, equivalents)[0]
             val = with_equivalents(val, equivalents)[0] if val is not None else None
         out[dataset] = DatasetInputs(
             dataset, pool, train, warm_split, dropped, cfg.warm_up_pairs, split, val or None, gained
         )
-    return out
+    return out, skipped
 
 
 def _load_rated(
@@ -312,37 +317,39 @@ def run_offline(
     catalog: Catalog,
     cfg: EvaluationConfig,
     seed: int,
+    real_pairs: pl.DataFrame | None = None,
 ) -> dict[str, Any]:
     rows = []
     nc_tools = models["no_contrastive"].index.embeddings
     full_tools = models["full"].index.embeddings
+    real_rankings: dict[str, list[np.ndarray]] = {}
+
+    def add(name: str, d: DatasetInputs, rankings: list[np.ndarray], kind: str) -> None:
+        rows.append(offline.score_rankings(name, d.name, rankings, d.test, kind))
+        if d.name == "real":
+            real_rankings[name] = rankings
+
     for d in inputs.values():
         for name, scores in d.scores.items():
-            rows.append(
-                offline.score_rankings(name, d.name, offline.rankings_from_scores(scores), d.test, "baseline")
-            )
+            add(name, d, offline.rankings_from_scores(scores), "baseline")
         # the paper's RATED rows: the encoder alone (w/o Contrastive = the pretrained towers)
         for name, emb, tools in (
             ("RATED Full (encoder only)", d.emb["full"], full_tools),
             ("RATED w/o Contrastive (encoder only)", d.emb["no_contrastive"], nc_tools),
         ):
-            rankings = offline.rankings_from_scores((emb @ tools.T).astype(np.float64))
-            rows.append(offline.score_rankings(name, d.name, rankings, d.test, "rated"))
+            add(name, d, offline.rankings_from_scores((emb @ tools.T).astype(np.float64)), "rated")
         cold = RatedPolicy(models["full"].fresh(), d.emb["full"], "RATED Full + prior (cold, no warm-up)")
-        rows.append(
-            offline.score_rankings(
-                cold.name, d.name, offline.rated_rankings(cold, d.emb["full"]), d.test, "extra"
-            )
-        )
+        add(cold.name, d, offline.rated_rankings(cold, d.emb["full"]), "extra")
         for name, policy in _rated_policies(models, d, catalog, seed).items():
-            rankings = offline.rated_rankings(policy, policy.query_emb)
             label = f"{name} + prior, bandit warmed on {d.warm_split}"
-            rows.append(offline.score_rankings(label, d.name, rankings, d.test, "extra"))
+            add(label, d, offline.rated_rankings(policy, policy.query_emb), "extra")
+    advantage = _construction_advantage(real_rankings, inputs.get("real"), real_pairs, catalog, models)
     sig = offline.significance(rows, "RATED Full (encoder only)", cfg.n_resamples, seed)
     return {
         "rows": [r.to_dict() for r in rows],
         "significance": sig,
         "per_query_rr": {f"{r.method} | {r.split}": r.scores.rr.round(6).tolist() for r in rows},
+        "construction_advantage": advantage,
         "warm_up": {d.name: {"pairs": d.warm_n, "split": d.warm_split} for d in inputs.values()},
         "pools": {
             d.name: {"queries": len(d.test), "true_tools": len(set().union(*d.test.relevant))}
@@ -354,6 +361,39 @@ def run_offline(
             "w/o Contrastive = the pretrained towers). Rows marked '+ prior' are extra: RATED's fused "
             "ranking of its top-K with the metadata prior, cold or after the labelled bandit warm-up on "
             "the train split (first seed's sample, all tools healthy); ranks past K follow the encoder."
+        ),
+    }
+
+
+def _construction_advantage(
+    rankings: dict[str, list[np.ndarray]],
+    d: DatasetInputs | None,
+    pairs: pl.DataFrame | None,
+    catalog: Catalog,
+    models: dict[str, Any],
+) -> dict[str, Any]:
+    """Issue #11's check on Real test: each Table 1 method's MRR on the pairs it did not propose."""
+    if d is None or pairs is None or not rankings:
+        return {"skipped": "no Real test pool"}
+    if "proposed_by" not in pairs.columns:
+        return {"skipped": "real/pairs.parquet has no proposed_by column (built before the recall union)"}
+    proposers = {n for ns in pairs["proposed_by"].to_list() for n in (ns or ())}
+    proposer_of = {m: m for m in rankings if m in proposers}
+    nc = models["config"]
+    backbone = nc.query_encoder.split("/")[-1]
+    if nc.query_encoder == nc.tool_encoder and backbone in proposers:
+        proposer_of["RATED w/o Contrastive (encoder only)"] = backbone
+    methods = offline.construction_advantage(
+        rankings, d.test, pairs.filter(pl.col("split") == d.eval_split), list(catalog.index), proposer_of
+    )
+    return {
+        "split": d.eval_split,
+        "proposers": sorted(proposers),
+        "methods": methods,
+        "note": (
+            "MRR@100 on the Real test pairs a method did NOT propose (queries with at least one such pair); "
+            "a method that took no part in building Real gets its plain MRR over all its test pairs. "
+            f"RATED Full is fine-tuned from {backbone}, a recall encoder, but is not itself a proposer."
         ),
     }
 
@@ -634,7 +674,7 @@ def run(
 
     t0 = time.perf_counter()
     catalog = Catalog.load(art)
-    inputs = _load_inputs(art, catalog, cfg, profile)
+    inputs, skipped_datasets = _load_inputs(art, catalog, cfg, profile)
     if not inputs:
         return _nothing_to_evaluate(art, config, fp, len(catalog))
     models = _load_rated(art, catalog, profile, cfg.top_k, cfg.semantic)
@@ -655,6 +695,7 @@ def run(
         "effective_weights": [round(x, 4) for x in rc.effective_weights()],
     }
     result["seeds_change"] = SEEDS_CHANGE
+    result["fine_tuning"] = _fine_tuning(art)
     result["data"] = {
         "n_tools": len(catalog),
         **{
@@ -670,13 +711,15 @@ def run(
             }
             for d in inputs.values()
         },
+        "skipped": skipped_datasets,
     }
     # one BLAS thread: the simulation and the per-query latency runs make many tiny products, where
     # thread hand-offs cost more than they save (and on a shared machine they stall); the batch
     # encodings above keep torch's threads
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
-        result["offline"] = run_offline(inputs, models, catalog, cfg, cfg.seeds[0])
+        real_pairs = pl.read_parquet(art.real_pairs) if art.real_pairs.exists() else None
+        result["offline"] = run_offline(inputs, models, catalog, cfg, cfg.seeds[0], real_pairs)
         timings["offline"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         extra, result["churn"] = _churn(catalog, cfg)
@@ -698,6 +741,21 @@ def run(
     stats = headline(result)
     art.mark_done("evaluate", fp, stats)
     return stats
+
+
+def _fine_tuning(art: ArtifactDir) -> dict[str, Any]:
+    """The train stage's fine-tuned-vs-backbone comparison on held-out data (``model/metrics.json``)."""
+    import json
+
+    path = art.model / "metrics.json"
+    try:
+        metrics = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {"skipped": f"no readable {path}"}
+    if "held_out" not in metrics:
+        return {"skipped": "model/metrics.json predates the held-out comparison"}
+    keep = ("held_out", "held_out_note", "fine_tuning_loses", "steps", "train_examples")
+    return {k: metrics.get(k) for k in keep}
 
 
 def _churn(

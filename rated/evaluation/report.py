@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ecoagent.summary import format_table
+from rated.evaluation.data import DATASET_LABELS, DATASETS
+
+DATASET_ORDER = DATASETS
 
 OFFLINE_METRICS = ("MRR", "Recall@1", "Recall@5", "nDCG@10")
 
@@ -52,6 +55,26 @@ def offline_table(rows: Sequence[dict[str, Any]]) -> str:
     for method in methods:
         body.append([method] + [fmt(by.get((method, s), {}).get(m)) for s in splits for m in OFFLINE_METRICS])
     return format_table(headers, body)
+
+
+def construction_line(adv: dict[str, Any]) -> str:
+    """Issue #11's line under Real's Table 1: MRR on the pairs each method did not propose."""
+    if "skipped" in adv:
+        return f"**Construction advantage:** not measured ({adv['skipped']})."
+    cells = []
+    for method, c in adv["methods"].items():
+        mrr = fmt(c["mrr_not_proposed"])
+        if c["proposer"] is None:
+            cells.append(
+                f"{method} {mrr} (no part in construction: plain MRR, {c['queries_not_proposed']} q)"
+            )
+        else:
+            own = fmt(c["mrr_proposed"])
+            cells.append(
+                f"{method} {mrr} on {c['queries_not_proposed']} q not proposed (vs {own} on "
+                f"{c['queries_proposed']} q it proposed)"
+            )
+    return f"**Construction advantage** (Real {adv['split']}; {adv['note']}): " + "; ".join(cells) + "."
 
 
 def significance_lines(sig: dict[str, dict[str, Any]]) -> str:
@@ -314,7 +337,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"of each raw signal (normalized): {eff} (`semantic = {f['semantic']}`)."
         ]
     data = report.get("data", {})
-    for name in ("syn", "real"):
+    for name in DATASETS:
         if name in data:
             d = data[name]
             gained = d.get("equivalents_gained")
@@ -331,10 +354,24 @@ def render_markdown(report: dict[str, Any]) -> str:
     parts.append("")
     if "offline" in report:
         off = report["offline"]
-        parts += ["## Table 1: offline retrieval (test splits)", ""]
-        for split, pool in sorted(off.get("pools", {}).items()):
-            parts += [f"- {split}: " + pool_line(pool["queries"], pool["true_tools"])]
-        parts += ["", off["note"], "", offline_table(off["rows"]), ""]
+        parts += ["## Table 1: offline retrieval (test splits)", "", off["note"], ""]
+        pools = off.get("pools", {})
+        for split in [s for s in DATASET_ORDER if s in pools] + sorted(set(pools) - set(DATASET_ORDER)):
+            pool = pools[split]
+            rows = [r for r in off["rows"] if r["split"] == split]
+            parts += [
+                f"### {split}: {DATASET_LABELS.get(split, split)}",
+                "",
+                pool_line(pool["queries"], pool["true_tools"]),
+                "",
+                offline_table(rows),
+                "",
+            ]
+            if split == "real" and off.get("construction_advantage"):
+                parts += [construction_line(off["construction_advantage"]), ""]
+        for split, why in report.get("data", {}).get("skipped", {}).items():
+            parts += [f"- {split} ({DATASET_LABELS.get(split, split)}): not evaluated: {why}."]
+        parts.append("")
         if off.get("significance"):
             parts += [
                 "Paired significance (per-query reciprocal rank):",
@@ -342,6 +379,26 @@ def render_markdown(report: dict[str, Any]) -> str:
                 significance_lines(off["significance"]),
                 "",
             ]
+    ft = report.get("fine_tuning") or {}
+    if ft.get("held_out"):
+        parts += [
+            "## The fine-tuned encoder vs its backbone on held-out data",
+            "",
+            f"{ft.get('held_out_note', '')} ({ft.get('steps')} steps on {ft.get('train_examples')} pairs; "
+            "from `model/metrics.json`).",
+            "",
+        ]
+        rows = []
+        for name, block in ft["held_out"].items():
+            if "backbone" not in block:
+                rows.append([name, "-", "-", "-", "-", block.get("skipped", "")])
+                continue
+            n = f"{block['distinct_queries']} q" + (" (SMOKE TEST)" if "smoke_test" in block else "")
+            for enc in ("backbone", "fine-tuned"):
+                rows.append([f"{name} {enc}", *(fmt(block[enc][m]) for m in OFFLINE_METRICS), n])
+        parts += [format_table(["Set / encoder", *OFFLINE_METRICS, "sample"], rows), ""]
+        if ft.get("fine_tuning_loses"):
+            parts += [f"**{ft['fine_tuning_loses']}**", ""]
     sim = report.get("simulation", {})
     for dataset, block in sim.items():
         scen = block["scenarios"]

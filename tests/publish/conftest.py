@@ -117,6 +117,9 @@ def build_small_out(root: Path, tools_source: Path, mirror: Path) -> Path:
     for i, q in enumerate(qs[:12]):
         tool = picked[i % len(picked)]
         split = "train" if i < 6 else "val" if i < 9 else "test"
+        # the tool-disjoint split: tools 0-4 train, 5 val, 6-7 test (every query of a tool in one split)
+        k = i % len(picked)
+        split_tool = "train" if k < 5 else "val" if k == 5 else "test"
         qid = hashlib.sha256(f"syn|{q['query']}|{tool}".encode()).hexdigest()[:16]
         syn_rows.append(
             {
@@ -124,6 +127,7 @@ def build_small_out(root: Path, tools_source: Path, mirror: Path) -> Path:
                 "query": q["query"],
                 "tool_id": tool,
                 "split": split,
+                "split_tool": split_tool,
                 "n_words": len(q["query"].split()),
                 "names_tool": False,
                 "model": SMOLLM,
@@ -143,11 +147,22 @@ def build_small_out(root: Path, tools_source: Path, mirror: Path) -> Path:
                     "score": score + i / 100,
                     "kind": kind,
                     "split": split,
+                    "split_tool": split_tool,
                 }
             )
     queries = pl.DataFrame(syn_rows)
     write_parquet(queries, art.syn_queries)
-    write_parquet(queries.select("query_id", "query", "tool_id", "split"), art.syn_positives)
+    write_parquet(queries.select("query_id", "query", "tool_id", "split", "split_tool"), art.syn_positives)
+    # the MCP prompt set (validators.mcp_prompts' schema): two prompts labelled with picked tools
+    from validators.mcp_prompts import McpPrompt, write_prompts
+
+    write_prompts(
+        [
+            McpPrompt("mcp:s:0", qs[12]["query"], (picked[0],), "s", "mcpm/s.json examples[0]"),
+            McpPrompt("mcp:s:1", qs[13]["query"], (picked[1], picked[2]), "s", "mcpm/s.json examples[1]"),
+        ],
+        art.real_mcp_prompts,
+    )
     write_parquet(pl.DataFrame(neg_rows), art.syn_negatives)
     write_json(
         art.syn_stats,

@@ -23,8 +23,8 @@ def _expected(out: Path) -> dict[str, dict[str, int]]:
     pairs = pl.read_parquet(art.real_pairs)
     names = {"train": "train", "val": "validation", "test": "test"}
 
-    def per_split(frame: pl.DataFrame) -> dict[str, int]:
-        return {names[s]: n for s, n in frame.group_by("split").len().iter_rows()}
+    def per_split(frame: pl.DataFrame, column: str = "split") -> dict[str, int]:
+        return {names[s]: n for s, n in frame.group_by(column).len().iter_rows()}
 
     qrels = per_split(pl.concat([syn.select("split"), pairs.select("split")]))
     qrels["syn_test"] = syn.filter(pl.col("split") == "test").height
@@ -32,9 +32,11 @@ def _expected(out: Path) -> dict[str, dict[str, int]]:
     return {
         "tools": {"train": tools},
         "syn": per_split(syn),
+        "syn_tool_split": per_split(syn, "split_tool"),
         "syn_negatives": per_split(neg),
         "real": per_split(pairs),
         "real_decisions": {"train": pl.read_parquet(art.real_decisions).height},
+        "mcp_prompts": {"test": pl.read_parquet(art.real_mcp_prompts).height},
         "manual_check": {"train": pl.read_parquet(art.review_sample).height},
         "corpus": {"corpus": tools},
         "queries": {"queries": syn["query_id"].n_unique() + pairs["query_id"].n_unique()},
@@ -58,6 +60,29 @@ def test_every_config_loads_offline_with_expected_rows(
         datasets.load_dataset(folder, split="test", cache_dir=str(tmp_path / "cache")).num_rows
         == (expected["qrels"]["test"])
     )
+
+
+def test_the_tool_disjoint_config_keeps_every_tool_in_one_split(
+    published: dict, small_out: Path, tmp_path: Path
+) -> None:
+    """`syn_tool_split` loads with the same pairs as `syn`, and no tool crosses its splits (unlike `syn`)."""
+    folder = str(small_out / "dataset")
+    cache = str(tmp_path / "cache")
+    by_tool = datasets.load_dataset(folder, "syn_tool_split", cache_dir=cache)
+    by_query = datasets.load_dataset(folder, "syn", cache_dir=cache)
+    tools_in = {s: set(d["tool_id"]) for s, d in by_tool.items()}
+    assert set(tools_in) == {"train", "validation", "test"}
+    for a in tools_in:
+        for b in tools_in:
+            assert a == b or not tools_in[a] & tools_in[b], (a, b)
+    assert sorted(q for d in by_tool.values() for q in d["query_id"]) == sorted(
+        q for d in by_query.values() for q in d["query_id"]
+    )
+    assert "split_tool" not in by_query["train"].column_names and "split" not in by_tool["train"].column_names
+    query_split_tools = {s: set(d["tool_id"]) for s, d in by_query.items()}
+    assert query_split_tools["test"] & query_split_tools["train"]  # the paper's split shares tools
+    mcp = datasets.load_dataset(folder, "mcp_prompts", split="test", cache_dir=cache)
+    assert mcp.num_rows == 2 and mcp.column_names == ["query_id", "query", "tool_ids", "server", "source"]
 
 
 def test_beir_configs_have_the_toolkit_columns(published: dict, small_out: Path) -> None:
@@ -105,9 +130,11 @@ def test_tools_only_folder_publishes_and_lists_absent_configs(tools_source: Path
     )
     assert set(stats["absent"]) == {
         "syn",
+        "syn_tool_split",
         "syn_negatives",
         "real",
         "real_decisions",
+        "mcp_prompts",
         "manual_check",
         "queries",
         "qrels",

@@ -14,7 +14,25 @@ from ecoagent.artifacts import ArtifactDir, write_parquet
 from ecoagent.cli import main
 from ecoagent.schemas import tool_documents
 from rated.config import TrainConfig
-from rated.train import training_triples, validation_evaluator
+from rated.train import (
+    held_out_comparison,
+    held_out_sets,
+    train_rows,
+    training_triples,
+    validation_evaluator,
+)
+
+
+def with_tool_split(positives: pl.DataFrame, seed: int = 1) -> pl.DataFrame:
+    """A ``split_tool`` column: each tool wholly in one split (60/20/20), independent of ``split``."""
+    tools = sorted(set(positives["tool_id"].to_list()))
+    rng = np.random.default_rng(seed)
+    side = dict(
+        zip(tools, rng.choice(["train", "val", "test"], size=len(tools), p=[0.6, 0.2, 0.2]), strict=True)
+    )
+    return positives.with_columns(
+        pl.col("tool_id").replace_strict(side, return_dtype=pl.String).alias("split_tool")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +53,59 @@ def test_triples_pair_each_train_query_with_its_tool_and_hard_negative(small_too
     ):
         assert row["positive"] == docs[tool]
         assert row["negative"] == hard_doc[qid] != row["positive"]
+
+
+def test_triples_use_only_pairs_that_are_train_in_both_splits(small_tools, syn) -> None:
+    """A pair that either test set holds (query split or tool-disjoint split) never reaches training."""
+    positives, negatives = syn
+    positives = with_tool_split(
+        positives.with_columns(
+            pl.when(pl.int_range(pl.len()) % 5 == 0)
+            .then(pl.lit("test"))
+            .otherwise(pl.col("split"))
+            .alias("split")
+        )
+    )
+    docs = dict(zip(small_tools["tool_id"], tool_documents(small_tools), strict=True))
+    triples = training_triples(small_tools, positives, negatives, TrainConfig())
+    both = positives.filter((pl.col("split") == "train") & (pl.col("split_tool") == "train"))
+    assert 0 < triples.height == both.height < positives.filter(pl.col("split") == "train").height
+    assert set(triples["anchor"]) == set(both["query"])
+    unseen = set(positives.filter(pl.col("split_tool") != "train")["tool_id"])
+    assert not {docs[t] for t in unseen} & set(triples["positive"])
+    assert positives.filter(train_rows(positives)).height == both.height
+    ev = validation_evaluator(small_tools, positives, negatives, TrainConfig())
+    assert ev is not None
+    held = set(positives.filter((pl.col("split") == "test") | (pl.col("split_tool") == "test"))["query_id"])
+    assert ev.queries_ids and not set(ev.queries_ids) & held
+
+
+def test_held_out_comparison_scores_known_answers(small_tools, dual_encoder) -> None:
+    """Queries that are their tool's own document rank it first; an encoder equal to the backbone does
+    not beat it, and the tool-disjoint set holds only tools unseen in training."""
+    docs = tool_documents(small_tools)
+    ids = small_tools["tool_id"].to_list()
+    positives = pl.DataFrame(
+        {
+            "query_id": [f"q{i}" for i in range(12)],
+            "query": docs[:12],
+            "tool_id": ids[:12],
+            "split": ["train"] * 4 + ["test"] * 8,
+            "split_tool": ["train"] * 8 + ["test"] * 4,
+        }
+    )
+    train_tools = set(positives.filter(train_rows(positives))["tool_id"])
+    sets = held_out_sets(positives, train_tools, None)
+    assert set(sets) == {"syn_tool_split_test", "syn_query_split_test_seen_tools"}
+    assert not set(sets["syn_tool_split_test"][0]["tool_id"]) & train_tools
+    assert sets["syn_query_split_test_seen_tools"][0]["query_id"].to_list() == []  # q4-q7: tools not trained
+    result = held_out_comparison(small_tools, sets, {"fine-tuned": dual_encoder, "backbone": dual_encoder})
+    tool_split = result["syn_tool_split_test"]
+    assert tool_split["distinct_queries"] == 4 and "smoke_test" in tool_split
+    assert tool_split["fine-tuned"]["MRR"] > 0.9 and tool_split["fine-tuned"]["Recall@1"] > 0.7
+    assert tool_split["fine-tuned"] == tool_split["backbone"] and tool_split["mrr_gain"] == 0
+    assert "does NOT beat" in tool_split["verdict"]
+    assert "skipped" in result["syn_query_split_test_seen_tools"]
 
 
 def test_triples_without_negatives_fall_back_to_random_other_tools(small_tools, syn) -> None:
@@ -68,6 +139,7 @@ def test_train_command_fine_tunes_saves_and_resumes(tmp_path: Path, small_tools,
     out = ArtifactDir(tmp_path / "out")
     tools = small_tools.head(40)
     positives, negatives = syn_like(tools)
+    positives = with_tool_split(positives)
     write_parquet(tools, out.tools)
     write_parquet(positives, out.syn_positives)
     write_parquet(negatives, out.syn_negatives)
@@ -84,7 +156,7 @@ def test_train_command_fine_tunes_saves_and_resumes(tmp_path: Path, small_tools,
     ]
     assert main(argv) == 0
     table = capsys.readouterr().out
-    assert "val mrr@10" in table and "train loss" in table
+    assert "val mrr@10" in table and "train loss" in table and "syn_tool_split_test MRR" in table
     stats = json.loads((out.markers / "train.json").read_text())["stats"]
     assert stats["steps"] == 2 and np.isfinite(stats["train_loss"])
     assert set(stats["val_before"]) >= {"mrr@10", "recall@10"} and stats["val_after"]
@@ -93,6 +165,11 @@ def test_train_command_fine_tunes_saves_and_resumes(tmp_path: Path, small_tools,
     assert cfg["used"]["steps"] == 2 and cfg["loss"]["scale"] == 20.0 and cfg["config"]["batch_size"] == 4
     history = json.loads((out.model / "metrics.json").read_text())["log_history"]
     assert any(k.endswith("mrr@10") for entry in history for k in entry)  # validation logged in training
+    held = json.loads((out.model / "metrics.json").read_text())["held_out"]
+    block = held["syn_tool_split_test"]
+    assert block["distinct_queries"] == positives.filter(pl.col("split_tool") == "test").height > 0
+    assert set(block["fine-tuned"]) == {"MRR", "Recall@1", "Recall@5", "nDCG@10"} and "verdict" in block
+    assert "skipped" in held["real_test"]  # no real/pairs.parquet in this folder
     r = RATED.load(out.model, tools)
     assert r.select(positives["query"][0]) in set(tools["tool_id"])
     # a second run with the same config and data is skipped

@@ -92,3 +92,47 @@ def test_the_set_is_written_with_its_schema(prompts: list, mcp_tools: pl.DataFra
     assert back["tool_ids"].list.len().min() >= 1  # type: ignore[operator]
     known = set(mcp_tools["tool_id"])
     assert set(back["tool_ids"].explode().to_list()) <= known
+
+
+class OverlapValidator:
+    """The validator's interface (``score`` of PairTexts -> P(yes) by key) with ``overlap_scorer``'s rule."""
+
+    def __init__(self) -> None:
+        self.judged: list = []
+
+    def score(self, pairs: Sequence) -> dict:
+        self.judged += list(pairs)
+        return {p.key: overlap_scorer(p.query, [p.tool_name])[0] for p in pairs}
+
+
+def test_the_real_stage_labels_a_capped_sample_over_the_top_candidates(
+    mcp_tools: pl.DataFrame, mirror: Path, tmp_path: Path
+) -> None:
+    """At most `mcp_prompts_max` prompts, each judged on at most `mcp_prompt_candidates` of its server's
+    tools (the closest by the recall encoder); what the validator accepts is the label."""
+    from ecoagent.config import get_profile
+    from validators.config import RealConfig
+    from validators.pipeline import build_mcp_prompts
+
+    cfg = RealConfig.for_profile(get_profile("embedded"), mcp_prompts_max=30)
+    assert cfg.mcp_prompt_candidates == 3
+    judge = OverlapValidator()
+    out = tmp_path / "real" / "mcp_prompts.parquet"
+    stats = build_mcp_prompts(mcp_tools, mirror, cfg, judge, 0.5, out, tmp_path / "cache")
+    frame = pl.read_parquet(out)
+    assert stats["read"] == 870 and stats["sampled"] == 30 and stats["cap"] == 30
+    per_prompt: dict[str, int] = {}
+    for pair in judge.judged:
+        per_prompt[pair.query_id] = per_prompt.get(pair.query_id, 0) + 1
+    assert len(per_prompt) == 30 and max(per_prompt.values()) <= 3
+    assert stats["judged_pairs"] == len(judge.judged) and 0 < frame.height == stats["kept"] <= 30
+    server_of = dict(zip(mcp_tools["tool_id"], mcp_tools["server"], strict=True))
+    judged = {(p.query_id, p.tool_id) for p in judge.judged}
+    for row in frame.iter_rows(named=True):
+        assert row["tool_ids"] and all(server_of[t] == row["server"] for t in row["tool_ids"])
+        assert all((row["query_id"], t) in judged for t in row["tool_ids"])
+    # a tool table without MCP records gives an empty set that says why
+    empty = build_mcp_prompts(
+        mcp_tools.with_columns(pl.lit("n8n").alias("platform")), mirror, cfg, judge, 0.5, out, tmp_path
+    )
+    assert empty["prompts"] == 0 and "no MCP records" in empty["empty"] and pl.read_parquet(out).height == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ecoagent.artifacts import ArtifactDir, write_parquet
+from ecoagent.artifacts import ArtifactDir, write_json, write_parquet
 from ecoagent.config import get_profile
 from ecoagent.schemas import TOOL_SCHEMA, rows_to_frame
 
@@ -42,6 +42,14 @@ QUERIES = {
 }
 
 
+TOOL_SPLIT = {"github": "test", "translate": "test", "wiki": "test", "calendar": "val", "sheets": "val"}
+MCP_PROMPTS = [
+    ("Find recent web results about electric cars", ("search",)),
+    ("Post 'deploy done' in the ops channel", ("slack",)),
+    ("Create an issue titled 'login broken'", ("github",)),
+]
+
+
 @pytest.fixture(scope="module")
 def tiny_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """12 tools; Syn = 3 queries per tool; Real = the same queries, email ones with two true tools."""
@@ -73,20 +81,53 @@ def tiny_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "query": q,
                     "tool_id": f"test:{tool}",
                     "split": ["train", "test", "test"][i],
+                    # tool-disjoint: every query of a tool in one split
+                    "split_tool": TOOL_SPLIT.get(tool, "train"),
                 }
             )
     syn = pl.DataFrame(rows)
     write_parquet(syn, art.syn_positives)
+    syn = syn.drop("split_tool")
     extra = syn.filter(pl.col("tool_id") == "test:gmail").with_columns(
         pl.lit("test:outlook").alias("tool_id")
     )
     real = pl.concat([syn, extra]).with_columns(
-        pl.lit("G1").alias("group"), pl.lit(0.5).alias("cosine"), pl.lit(0.9).alias("validator_score")
+        pl.lit("G1").alias("group"),
+        pl.lit(0.5).alias("cosine"),
+        pl.lit(0.9).alias("validator_score"),
+        # the Gmail pairs only BM25 proposed; every other pair both recall retrievers did
+        pl.when(pl.col("tool_id") == "test:gmail")
+        .then(pl.lit(["BM25"]))
+        .otherwise(pl.lit(["BM25", "all-MiniLM-L6-v2"]))
+        .alias("proposed_by"),
     )
     write_parquet(real, art.real_pairs)
+    from validators.mcp_prompts import McpPrompt, write_prompts
+
+    write_prompts(
+        [
+            McpPrompt(f"mcp:s:{i}", q, tuple(f"test:{t}" for t in ts), "s", f"mcpm/s.json examples[{i}]")
+            for i, (q, ts) in enumerate(MCP_PROMPTS)
+        ],
+        art.real_mcp_prompts,
+    )
     from rated.encoder import DualEncoder
 
     DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2").save(str(art.model))
+    scores = {"MRR": 0.5, "Recall@1": 0.4, "Recall@5": 0.6, "nDCG@10": 0.55}
+    held_out = {
+        "syn_tool_split_test": {
+            "distinct_queries": 9,
+            "smoke_test": "x",
+            "backbone": scores,
+            "fine-tuned": {**scores, "MRR": 0.45},
+            "mrr_gain": -0.05,
+        },
+        "real_test": {"skipped": "real/pairs.parquet did not exist when the encoder was trained"},
+    }
+    write_json(
+        art.model / "metrics.json", {"held_out": held_out, "fine_tuning_loses": "it lost: noise", "steps": 2}
+    )
     return out
 
 
@@ -125,12 +166,28 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     assert "RATED w/o Contrastive (encoder only)" in methods
     # the pretrained encoder and w/o Contrastive's encoder-only row are the same model: equal numbers
     rows = {(r["method"], r["split"]): r for r in report["offline"]["rows"]}
-    for split in ("syn", "real"):
+    for split in ("syn", "syn_tool", "real", "mcp"):
         assert (
             rows[("all-MiniLM-L6-v2", split)]["MRR"]
             == rows[("RATED w/o Contrastive (encoder only)", split)]["MRR"]
         )
-    assert set(report["offline"]["significance"]) == {"syn", "real"}
+    pools = report["offline"]["pools"]
+    assert pools["syn_tool"] == {"queries": 9, "true_tools": 3}  # the three tool-split test tools
+    assert pools["syn"]["queries"] == 24 and pools["mcp"] == {"queries": 3, "true_tools": 3}
+    assert set(report["offline"]["significance"]) == {"syn", "syn_tool", "real", "mcp"}
+    # construction advantage: TF-IDF took no part (plain MRR); MiniLM did not propose only the Gmail pairs
+    adv = report["offline"]["construction_advantage"]["methods"]
+    assert adv["TF-IDF"]["proposer"] is None and adv["TF-IDF"]["mrr_not_proposed"] == pytest.approx(
+        rows[("TF-IDF", "real")]["MRR"]
+    )
+    assert adv["BM25"]["queries_not_proposed"] == 0 and adv["BM25"]["mrr_not_proposed"] is None
+    assert adv["all-MiniLM-L6-v2"]["queries_not_proposed"] == 2  # gmail-1, gmail-2 (test)
+    assert adv["RATED w/o Contrastive (encoder only)"]["proposer"] == "all-MiniLM-L6-v2"
+    assert (
+        adv["RATED w/o Contrastive (encoder only)"]["mrr_not_proposed"]
+        == adv["all-MiniLM-L6-v2"]["mrr_not_proposed"]
+    )
+    assert adv["RATED Full (encoder only)"]["proposer"] is None
     assert report["offline"]["significance"]["real"]["exact"] is False  # 24 test queries > 20
     real = report["simulation"]["real"]["scenarios"]
     assert {"rho=20%", "rho=30%", "recovering (rho=20%)"} <= set(real)
@@ -149,6 +206,11 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     md = (eval_dir / "report.md").read_text()
     assert "Table 1" in md and "Table 2" in md and "Table 3" in md
     assert "SMOKE TEST" in md and "AS (paper)" in md and "Pre-fail SR" in md
+    assert "### syn_tool: EcoAgent-Syn, tool-disjoint split" in md and "### mcp:" in md
+    assert "**Construction advantage**" in md and "no part in construction" in md
+    # the train stage's held-out comparison is carried into the report as it is
+    assert report["fine_tuning"]["held_out"]["syn_tool_split_test"]["mrr_gain"] == -0.05
+    assert "fine-tuned encoder vs its backbone" in md and "**it lost: noise**" in md
     assert list(eval_dir.glob("*.png"))
     assert (tiny_out / ".done" / "evaluate.json").exists()
 
