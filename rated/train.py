@@ -24,6 +24,7 @@ import polars as pl
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import Profile
 from ecoagent.models import encoder_provenance, file_sha256
+from ecoagent.progress import Progress
 from ecoagent.schemas import tool_documents
 from rated.config import TrainConfig
 
@@ -350,8 +351,11 @@ def fine_tune(
     trainer = SentenceTransformerTrainer(
         model=model, args=args, train_dataset=train, loss=loss, evaluator=evaluator
     )
+    bar = Progress(total, "training", "steps", log)
+    trainer.add_callback(_StepProgress(bar))
     started = time.perf_counter()
     result = trainer.train()
+    bar.close()
     seconds = time.perf_counter() - started
     after = evaluator(model) if evaluator is not None else {}
     record = {
@@ -517,3 +521,14 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[dist] = "missing"
     return out
+
+
+def _StepProgress(bar: Any) -> Any:  # noqa: N802 - builds the callback class lazily (transformers is heavy)
+    """A trainer callback that advances ``bar`` once per optimizer step (the trainer's own tqdm is off)."""
+    from transformers import TrainerCallback
+
+    class StepProgress(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            bar.update()
+
+    return StepProgress()

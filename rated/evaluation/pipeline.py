@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import Profile
+from ecoagent.progress import Progress
 from rated.evaluation import dynamic, offline, report
 from rated.evaluation.baselines import (
     BatchUpdate,
@@ -501,14 +502,17 @@ def run_simulation(
             "scenarios": {},
             "plots": [],
         }
+        bar = Progress(len(scenarios) * len(sim.seeds), f"simulation {dataset}", "runs", log)
         for scenario in scenarios:
             t0 = time.perf_counter()
-            runs = [
-                dynamic.run_stream(
-                    per_seed[seed], d.test, len(catalog), scenario, sim, seed, keep_curves=(i == 0)
+            runs = []
+            for i, seed in enumerate(sim.seeds):
+                runs.append(
+                    dynamic.run_stream(
+                        per_seed[seed], d.test, len(catalog), scenario, sim, seed, keep_curves=(i == 0)
+                    )
                 )
-                for i, seed in enumerate(sim.seeds)
-            ]
+                bar.update()
             curves = runs[0].pop("curves")
             events = _events(runs[0]["schedule"], scenario)
             ci = {w: dynamic.bootstrap_sr(runs, w, cfg.n_bootstrap, sim.seeds[0]) for w in ("pre", "post")}
@@ -541,6 +545,7 @@ def run_simulation(
                 )
                 block["plots"].append(path.name)
             log.info("simulation %s / %s: %.1fs", dataset, scenario.name, time.perf_counter() - t0)
+        bar.close()
         out[dataset] = block
     return out
 
