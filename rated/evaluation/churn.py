@@ -9,14 +9,13 @@ removed server or removed tool unavailable from that step, and lets added ones a
 
 Matching contract with the MCP crawler (issue #13): MCP tool records have ``platform == "mcp"``,
 ``tool_id == "mcp:<server_key>:<tool_slug>"``, a ``server`` column holding the normalized server key
-(``normalize_server``) and ``name`` (the tool name as the source gives it). ``match_events`` is a pure
+(``crawlers.mcp.normalize_server_name``, which ``normalize_server`` applies to the events) and ``name`` (the tool name as the source gives it). ``match_events`` is a pure
 function of a tools frame and the events; on a table without MCP records it matches nothing.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,8 +30,11 @@ HISTORY = Path("mcp") / "docker__mcp-registry" / "history.jsonl"
 
 
 def normalize_server(name: str) -> str:
-    """The server key: lowercase, runs of non-alphanumerics -> "-", stripped of "-" at both ends."""
-    return re.sub(r"[^a-z0-9]+", "-", str(name).lower()).strip("-")
+    """The server key of a registry name, by the MCP crawler's own rule (``crawlers.mcp``), so that a
+    history event names the key the crawled records carry in their ``server`` column."""
+    from crawlers.mcp import normalize_server_name
+
+    return normalize_server_name(str(name))
 
 
 def load_history(path: Path) -> list[dict[str, Any]]:
@@ -89,7 +91,7 @@ def match_events(tools: pl.DataFrame, history: Sequence[dict[str, Any]], steps: 
     if {"platform", "server", "name"} <= set(tools.columns):
         mcp = tools.with_row_index("_row").filter(pl.col("platform") == "mcp")
         for row, server, name in mcp.select("_row", "server", "name").iter_rows():
-            key = normalize_server(server or "")
+            key = server or ""  # the crawler stored the normalized key
             rows.setdefault(key, []).append(int(row))
             by_name.setdefault((key, str(name)), []).append(int(row))
     n_mcp = sum(len(v) for v in rows.values())

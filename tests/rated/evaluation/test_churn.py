@@ -37,18 +37,19 @@ def _tools() -> pl.DataFrame:
                 "mcp:sqlite:query",
                 "mcp:sqlite:drop",
                 "mcp:sqlite:vacuum",
-                "mcp:brave-search:web",
+                "mcp:brave_search:web",
             ],
             "platform": ["langchain", "mcp", "mcp", "mcp", "mcp"],
-            "server": [None, "sqlite", "sqlite", "sqlite", "brave-search"],
+            "server": [None, "sqlite", "sqlite", "sqlite", "brave_search"],  # the crawler's keys
             "name": ["x", "query", "drop", "vacuum", "brave_web_search"],
         }
     )
 
 
 def test_normalize_server() -> None:
-    assert normalize_server("  Brave Search!! (v2) ") == "brave-search-v2"
-    assert normalize_server("aws-cdk-mcp-server") == "aws-cdk-mcp-server"
+    # the MCP crawler's rule, so events meet the keys the records carry
+    assert normalize_server("  Brave Search!! (v2) ") == "brave_search_v2"
+    assert normalize_server("mcp-server-tmdb") == "tmdb" == normalize_server("TMDB MCP Server")
 
 
 def test_events_map_dates_linearly_onto_steps_and_tools_by_contract() -> None:
@@ -97,3 +98,14 @@ def test_bad_history_line_is_named(tmp_path: Path) -> None:
     bad.write_text('{"kind": "server_added", "server": "x"}\n')
     with pytest.raises(ValueError, match="history.jsonl:1"):
         load_history(bad)
+
+
+def test_the_real_history_meets_the_real_mcp_crawl(crawled_out: Path) -> None:
+    """The contract holds on real data: most of docker's dated events name servers the crawl keyed."""
+    tools = pl.read_parquet(crawled_out / "tools.parquet")
+    history = load_history(default_mirror() / HISTORY)
+    m = match_events(tools, history, steps=10_000)
+    assert m.n_history == 496 and m.mcp_tools == tools.filter(pl.col("platform") == "mcp").height
+    assert m.matched_history >= 250  # 279 on the snapshot
+    kinds = m.summary()
+    assert kinds["schedule_remove"] > 0 and kinds["schedule_arrive"] > 0
