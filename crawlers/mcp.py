@@ -334,16 +334,22 @@ def read_docker(source: Source, errors: CrawlErrors) -> list[Sighting]:
     return out
 
 
+def _registry_file(source: Source, path: str, errors: CrawlErrors, label: str) -> Any | None:
+    """A whole-registry file, decoded; ``None`` after an error line when it is missing or malformed."""
+    try:
+        return load_document(source, path, errors)
+    except SourceFileMissing:
+        errors.add(PLATFORM, source.describe(path), f"missing; {label} skipped")
+    except Malformed as exc:
+        errors.add(PLATFORM, source.describe(path), str(exc))
+    return None
+
+
 def read_official(source: Source, errors: CrawlErrors) -> list[Sighting]:
     """The official registry seed: servers with packages (env vars) and remotes, no tools."""
     where = source.describe(OFFICIAL)
-    try:
-        doc = load_document(source, OFFICIAL, errors)
-    except SourceFileMissing:
-        errors.add(PLATFORM, where, "missing; official registry skipped")
-        return []
-    except Malformed as exc:
-        errors.add(PLATFORM, where, str(exc))
+    doc = _registry_file(source, OFFICIAL, errors, "official registry")
+    if doc is None:
         return []
     if not isinstance(doc, list):
         errors.add(PLATFORM, where, "not a JSON list; official registry skipped")
@@ -389,13 +395,8 @@ def read_official(source: Source, errors: CrawlErrors) -> list[Sighting]:
 def read_toolhive(source: Source, errors: CrawlErrors) -> list[Sighting]:
     """ToolHive: local and remote servers with tier, status, transport, env vars and tool names."""
     where = source.describe(TOOLHIVE)
-    try:
-        doc = load_document(source, TOOLHIVE, errors)
-    except SourceFileMissing:
-        errors.add(PLATFORM, where, "missing; ToolHive skipped")
-        return []
-    except Malformed as exc:
-        errors.add(PLATFORM, where, str(exc))
+    doc = _registry_file(source, TOOLHIVE, errors, "ToolHive")
+    if doc is None:
         return []
     if not isinstance(doc, dict):
         errors.add(PLATFORM, where, "not a JSON object; ToolHive skipped")

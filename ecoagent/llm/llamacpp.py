@@ -21,7 +21,7 @@ from typing import Any
 
 from ecoagent.config import QWEN_CODER_0_5B, QWEN_CODER_1_5B, SMOLLM2
 from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
-from ecoagent.llm.yes_no import NO_WORDS, YES_WORDS, is_answer
+from ecoagent.llm.yes_no import yes_share
 from ecoagent.models import QWEN_PARTS, canonical, gguf_sha256, packaged_gguf, smollm2_gguf
 
 log = logging.getLogger(__name__)
@@ -193,8 +193,9 @@ class LlamaCppLLM(LLMClient):
     ) -> list[str]:
         """One completion per conversation with its own seed; up to ``slots`` are decoded as one batch.
 
-        llama.cpp seeds each request's sampler, so a conversation's text depends on its seed and not on
-        its batch-mates (tested), and resumed runs reproduce uninterrupted ones.
+        llama.cpp seeds each request's sampler. Greedy text does not depend on the batch (tested);
+        sampled text is reproducible in distribution only, since how much of a prompt a slot had cached
+        changes the float rounding (docs/llm.md), so resumes rely on the per-tool checkpoints.
         """
         if len(seeds) != len(conversations):
             raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
@@ -218,10 +219,8 @@ class LlamaCppLLM(LLMClient):
         content = (response["choices"][0].get("logprobs") or {}).get("content") or []
         if not content:
             return 0.5
-        top = content[0].get("top_logprobs") or []
-        p_yes = sum(math.exp(t["logprob"]) for t in top if is_answer(t["token"], YES_WORDS))
-        p_no = sum(math.exp(t["logprob"]) for t in top if is_answer(t["token"], NO_WORDS))
-        return p_yes / (p_yes + p_no) if p_yes + p_no > 0 else 0.5
+        share = yes_share((t["token"], t["logprob"]) for t in content[0].get("top_logprobs") or [])
+        return 0.5 if share is None else share
 
     def yes_probability(self, conversations: list[Conversation]) -> list[float]:
         """P(yes) / (P(yes) + P(no)) over every spelling of each word among the first token's top 20

@@ -6,6 +6,7 @@ is spread over them, so scoring sums every single-token spelling of each word be
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 YES_WORDS = ("yes",)
@@ -43,16 +44,18 @@ def answer_token_ids(tokenizer: Any) -> tuple[list[int], list[int]]:
     return result[0], result[1]
 
 
-def yes_share(top_logprobs: dict[str, float]) -> float | None:
-    """Renormalized P(yes) from a ``token -> logprob`` map (an OpenAI ``top_logprobs`` entry).
+def yes_share(top_logprobs: Mapping[str, float] | Iterable[tuple[str, float]]) -> float | None:
+    """Renormalized P(yes) from a ``token -> logprob`` map (an OpenAI ``top_logprobs`` entry), or from
+    ``(token, logprob)`` pairs (llama.cpp's list, where two ids may decode to the same text).
 
     Returns ``None`` when neither answer is among the candidates, so callers can tell "no signal"
     apart from a confident "no".
     """
     import math
 
-    p_yes = sum(math.exp(lp) for tok, lp in top_logprobs.items() if is_answer(tok, YES_WORDS))
-    p_no = sum(math.exp(lp) for tok, lp in top_logprobs.items() if is_answer(tok, NO_WORDS))
+    pairs = list(top_logprobs.items() if isinstance(top_logprobs, Mapping) else top_logprobs)
+    p_yes = sum(math.exp(lp) for tok, lp in pairs if is_answer(tok, YES_WORDS))
+    p_no = sum(math.exp(lp) for tok, lp in pairs if is_answer(tok, NO_WORDS))
     if p_yes + p_no == 0:
         return None
     return p_yes / (p_yes + p_no)

@@ -20,7 +20,7 @@ import yaml
 from ecoagent.artifacts import ArtifactDir
 from ecoagent.config import HUB_REPO_ID
 from ecoagent.publish.citation import VERSION, bibtex, dataset_url, date_published
-from ecoagent.publish.configs import N8N_LICENSE_LINK, N8N_LICENSE_NAME, Config
+from ecoagent.publish.configs import CONFIG_ORDER, N8N_LICENSE_LINK, N8N_LICENSE_NAME, Config
 from ecoagent.summary import format_table
 
 __all__ = ["STATS_DIR", "SUMMARY", "card_metadata", "public_stats", "render_card", "size_category"]
@@ -363,17 +363,7 @@ def render_card(
     out.append(f"- Tools: {tools.height} ({_counts(tools, 'platform')}).")
     out.append(f"- Tools by auth kind: {_counts(tools, 'auth_kind')}.")
     out.append(f"- Tools by link status: {_counts(tools, 'link_status')}.")
-    for name in (
-        "syn",
-        "syn_tool_split",
-        "syn_negatives",
-        "real",
-        "real_decisions",
-        "mcp_prompts",
-        "manual_check",
-        "queries",
-        "qrels",
-    ):
+    for name in (n for n in CONFIG_ORDER if n not in ("tools", "corpus")):  # tools above; corpus = tools
         if name in configs:
             c = configs[name]
             per = ", ".join(f"{s}: {f.height}" for s, f in c.splits.items())
