@@ -68,24 +68,9 @@ def run_child(mode: str, mirror: Path, cache: Path) -> dict[str, float]:
     return result
 
 
-def _cpu_model() -> str:
-    """``lscpu``'s model name (the CPU the numbers were taken on), else /proc/cpuinfo's."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        out = ""
-    if not out and Path("/proc/cpuinfo").exists():
-        out = Path("/proc/cpuinfo").read_text()
-    for line in out.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip().lower() == "model name":
-            return value.strip()
-    return "unknown CPU"
-
-
 def main() -> None:
     from ecoagent.config import default_mirror
-    from ecoagent.summary import format_table
+    from ecoagent.summary import cpu_model, format_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirror", type=Path, default=None)
@@ -113,13 +98,13 @@ def main() -> None:
                 )
             )
     load = os.getloadavg()
-    cpu_model = _cpu_model()
+    cpu = cpu_model()
     table = format_table(
         ["configuration", "tools", "wall s", "CPU s", "peak RSS MB", "wall x baseline", "CPU x baseline"],
         rows,
         title="crawl benchmark",
     )
-    note = f"machine: {os.cpu_count()} CPUs ({cpu_model}), load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the end"
+    note = f"machine: {os.cpu_count()} CPUs ({cpu}), load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the end"
     print(table)
     print(note)
     if args.markdown:

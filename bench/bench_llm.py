@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -28,12 +27,7 @@ import polars as pl
 
 from ecoagent.config import MINILM, QWEN_CODER_0_5B, QWEN_CODER_1_5B, ModelConfig
 from ecoagent.llm import SamplingParams, make_llm
-from ecoagent.summary import print_table
-
-
-def cpu_model() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    return next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "?")
+from ecoagent.summary import cpu_model, print_table
 
 
 def sample_tools(tools: pl.DataFrame, per_platform: int, seed: int = 1) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ prompt design never looks at the test labels the stage reports.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from ecoagent.config import get_profile
 from ecoagent.llm import make_llm
 from ecoagent.schemas import tool_document
-from ecoagent.summary import print_table
+from ecoagent.summary import cpu_model, print_table
 from validators.calibration import bootstrap_auc, roc_auc
 from validators.labels import build_labels, sample_labels
 from validators.prompt import validator_conversation
@@ -33,12 +34,38 @@ def _auc(labels: np.ndarray, scores: np.ndarray) -> str:
     return f"{roc_auc(labels.tolist(), scores.tolist()):.3f} [{low:.3f}, {high:.3f}]"
 
 
+def _rows(
+    name: str, labels: np.ndarray, kinds: np.ndarray, scores: np.ndarray, wall: float, cpu: float
+) -> list:
+    """One row per kind of negative: AUC with its interval, class means, seconds per pair."""
+    positive = labels == 1
+    out = []
+    for kind in ("random", "hard"):
+        mask = positive | (kinds == kind)
+        out.append(
+            (
+                name,
+                kind,
+                _auc(labels[mask], scores[mask]),
+                float(scores[positive].mean()),
+                float(scores[kinds == kind].mean()),
+                wall / len(labels),
+                cpu / len(labels),
+            )
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--per-kind", type=int, default=40, help="dev pairs of each kind (positive, random, hard)"
     )
     parser.add_argument("--profile", default="embedded")
+    parser.add_argument(
+        "--llm", action="append", help="validator model to compare (repeatable; default: the profile's llm)"
+    )
+    parser.add_argument("--few-shot", action="store_true", help="also score the few-shot prompt variant")
     args = parser.parse_args()
     from ecoagent.config import default_mirror
 
@@ -47,24 +74,6 @@ def main() -> None:
     pairs = sample_labels(build_labels(parsed.queries), "dev", args.per_kind)
     labels = np.array([p.label for p in pairs])
     kinds = np.array([p.kind for p in pairs])
-    positive = labels == 1
-
-    def rows_for(name: str, scores: np.ndarray, wall: float, cpu: float) -> list[tuple]:
-        out = []
-        for kind in ("random", "hard"):
-            mask = positive | (kinds == kind)
-            out.append(
-                (
-                    name,
-                    kind,
-                    _auc(labels[mask], scores[mask]),
-                    float(scores[positive].mean()),
-                    float(scores[kinds == kind].mean()),
-                    wall / len(pairs),
-                    cpu / len(pairs),
-                )
-            )
-        return out
 
     rows: list[tuple] = []
     t0, c0 = time.perf_counter(), time.process_time()
@@ -74,19 +83,26 @@ def main() -> None:
     )
     cos = (q * t).sum(axis=1)
     name = f"cosine ({profile.models.recall_encoder.split('/')[-1]})"
-    rows += rows_for(name, cos, time.perf_counter() - t0, time.process_time() - c0)
-    llm = make_llm(profile.models, batch_size=8)
-    for few_shot in (False, True):
-        convs = [
-            validator_conversation(
-                p.pair.query, p.pair.tool_name, p.pair.description, few_shot, p.pair.context, p.pair.arguments
-            )
-            for p in pairs
-        ]
-        t0, c0 = time.perf_counter(), time.process_time()
-        s = np.array(llm.yes_probability(convs))
-        label = f"{llm.model_id.split('/')[-1]} {'few-shot' if few_shot else 'zero-shot'}"
-        rows += rows_for(label, s, time.perf_counter() - t0, time.process_time() - c0)
+    rows += _rows(name, labels, kinds, cos, time.perf_counter() - t0, time.process_time() - c0)
+    for model in args.llm or [profile.models.llm]:
+        llm = make_llm(dataclasses.replace(profile.models, llm=model), batch_size=8)
+        for few_shot in (False, True) if args.few_shot else (False,):
+            convs = [
+                validator_conversation(
+                    p.pair.query,
+                    p.pair.tool_name,
+                    p.pair.description,
+                    few_shot,
+                    p.pair.context,
+                    p.pair.arguments,
+                )
+                for p in pairs
+            ]
+            t0, c0 = time.perf_counter(), time.process_time()
+            s = np.array(llm.yes_probability(convs))
+            label = f"{llm.model_id.split('/')[-1]} {'few-shot' if few_shot else 'zero-shot'}"
+            rows += _rows(label, labels, kinds, s, time.perf_counter() - t0, time.process_time() - c0)
+        del llm
     print_table(
         [
             "scorer",
@@ -98,7 +114,8 @@ def main() -> None:
             "s/pair CPU",
         ],
         rows,
-        title=f"ToolBench dev labels: {args.per_kind} pairs per kind (positive, random, hard)",
+        title=f"ToolBench dev labels: {args.per_kind} pairs per kind (positive, random, hard); "
+        f"CPU {cpu_model()}",
     )
 
 

@@ -292,14 +292,14 @@ def run(
 
     encoder = cache = None
     if with_prior:
-        from crawlers.embedding_cache import EmbeddingCache, encoder_key
+        from ecoagent.embeddings import CACHE_FILE, EmbeddingCache, encoder_key
         from ecoagent.models import cache_dir, load_encoder
 
         t = time.perf_counter()
         encoder = load_encoder(profile.models.sbert)
         timings["model_load"] = round(time.perf_counter() - t, 3)
         if embedding_cache:
-            path = cache_dir() / "embeddings.sqlite" if embedding_cache is True else Path(embedding_cache)
+            path = cache_dir() / CACHE_FILE if embedding_cache is True else Path(embedding_cache)
             cache = EmbeddingCache(path, encoder_key(encoder, profile.models.sbert))
     t = time.perf_counter()
     frame = to_frame(

@@ -19,7 +19,7 @@ import numpy as np
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from crawlers.embedding_cache import EmbeddingCache
+    from ecoagent.embeddings import EmbeddingCache
 
 DEFAULT_SOURCE_WEIGHTS: tuple[tuple[str, float], ...] = (
     ("official", 1.0),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -28,3 +30,18 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: s
 
 def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> None:
     print(format_table(headers, rows, title))
+
+
+def cpu_model() -> str:
+    """``lscpu``'s model name, else /proc/cpuinfo's: printed beside every benchmark (machines vary)."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        out = ""
+    if not out and Path("/proc/cpuinfo").exists():
+        out = Path("/proc/cpuinfo").read_text()
+    for line in out.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "model name":
+            return value.strip()
+    return "unknown CPU"

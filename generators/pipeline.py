@@ -21,6 +21,7 @@ import polars as pl
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.config import SMOLLM2, Profile
+from ecoagent.embeddings import embed
 from ecoagent.models import canonical
 from ecoagent.schemas import tool_documents, validate_tools
 from generators.dedup import MinHashConfig, MinHashDeduper
@@ -69,20 +70,6 @@ def _quantiles(values: np.ndarray) -> dict[str, float]:
     return {k: round(float(v), 4) for k, v in zip(keys, q, strict=True)} | {
         "mean": round(float(values.mean()), 4)
     }
-
-
-def encode_tools(encoder: Any, docs: list[str], cache: Path, model_name: str) -> np.ndarray:
-    """L2-normalized tool-document embeddings, cached on disk by model and content."""
-    key = hashlib.sha256(json.dumps([model_name, docs]).encode()).hexdigest()[:16]
-    path = cache / f"tool_embeddings-{key}.npy"
-    if path.exists():
-        return np.load(path)
-    emb = encoder.encode(docs, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npy")
-    np.save(tmp, emb.astype(np.float32))
-    tmp.replace(path)
-    return emb.astype(np.float32)
 
 
 RUNTIME_INFO = ("threads", "slots", "runtime")  # how the model ran, not what it is: not in the key
@@ -238,16 +225,11 @@ def run(
         )
 
     # 3. embeddings, equivalents, yield
-    from ecoagent.models import load_encoder
-
     t0 = time.perf_counter()
-    encoder = load_encoder(profile.models.sbert)
     tool_ids = tools["tool_id"].to_list()
     tool_index = {t: i for i, t in enumerate(tool_ids)}
-    tool_emb = encode_tools(encoder, tool_documents(tools), art.syn / "cache", profile.models.sbert)
-    query_emb = encoder.encode(
-        [r["query"] for r in rows], batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-    ).astype(np.float32)
+    tool_emb = embed(profile.models.sbert, tool_documents(tools))
+    query_emb = embed(profile.models.sbert, [r["query"] for r in rows])
     positive = np.array([tool_index[r["tool_id"]] for r in rows])
     equivalents = find_equivalents(tools["name"].to_list(), tools["platform"].to_list(), tool_emb, equiv_rule)
     ranks = self_ranks(query_emb, tool_emb, positive)
@@ -267,11 +249,8 @@ def run(
     second = profile.models.recall_encoder
     second_ranks = None
     if second and second != profile.models.sbert:
-        encoder2 = load_encoder(second)
-        tool_emb2 = encode_tools(encoder2, tool_documents(tools), art.syn / "cache", second)
-        query_emb2 = encoder2.encode(
-            [r["query"] for r in rows], batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-        ).astype(np.float32)
+        tool_emb2 = embed(second, tool_documents(tools))
+        query_emb2 = embed(second, [r["query"] for r in rows])
         second_ranks = self_ranks(query_emb2, tool_emb2, positive)
     timings["encode_second_s"] = time.perf_counter() - t0
 

@@ -12,7 +12,7 @@
 
 Every candidate is a row of ``real/decisions.parquet``; kept pairs go to ``real/pairs.parquet``; counts,
 floors, the measurement and timings to ``real/stats.json``. Scores are checkpointed per batch and
-embeddings cached (``real/cache/``), so a killed or re-configured run redoes only what changed.
+embeddings read from the shared cache (``ecoagent.embeddings``), so a killed or re-configured run redoes only what changed.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import polars as pl
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.config import Profile, default_mirror
+from ecoagent.embeddings import embed
 from ecoagent.schemas import tool_document, tool_documents, validate_tools
 from validators.calibration import auc_report, calibrate_threshold, precision_recall
 from validators.config import RealConfig
@@ -40,7 +41,6 @@ from validators.prompt import PROMPT_VERSIONS
 from validators.recall import (
     THRESHOLD_GRID,
     distribution,
-    embed,
     floor_from_distribution,
     retriever_name,
     score_matrix,
@@ -92,7 +92,7 @@ def load_tool_table(art: ArtifactDir) -> pl.DataFrame:
 
 
 def recall_union(
-    parsed: ParsedToolBench, tools: pl.DataFrame, cfg: RealConfig, cache: Path
+    parsed: ParsedToolBench, tools: pl.DataFrame, cfg: RealConfig
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Every candidate of the union of the retrievers' top-k, with its provenance; and per-retriever stats.
 
@@ -108,7 +108,7 @@ def recall_union(
     for retriever in cfg.retrievers:
         name = retriever_name(retriever)
         t0 = time.process_time()
-        scores = score_matrix(retriever, queries, docs, cache=cache)
+        scores = score_matrix(retriever, queries, docs)
         idx, top = top_k_of_scores(scores, cfg.top_k)
         floor = cfg.floors.get(retriever)
         if floor is None:
@@ -199,9 +199,7 @@ def tool_pair(row: dict[str, Any], tool: dict[str, Any]) -> PairText:
     )
 
 
-def measure(
-    cfg: RealConfig, validator: Validator, labels: list[LabeledPair], cache: Path
-) -> tuple[dict[str, Any], float]:
+def measure(cfg: RealConfig, validator: Validator, labels: list[LabeledPair]) -> tuple[dict[str, Any], float]:
     """Score the labelled pairs; calibrate the threshold on dev, report AUCs and precision/recall on test.
 
     Returns the measurement (for ``stats.validator.measurement``) and the threshold the build uses.
@@ -241,7 +239,7 @@ def measure(
                 **auc_report(y, s, seed=cfg.seed),
                 "at_threshold": precision_recall(y, s, threshold),
                 "encoder_auc": {
-                    retriever_name(r): auc_report(y, _pair_cosines(r, pos + neg, cache), seed=cfg.seed)["auc"]
+                    retriever_name(r): auc_report(y, _pair_cosines(r, pos + neg), seed=cfg.seed)["auc"]
                     for r in cfg.retrievers
                     if r != "bm25"
                 },
@@ -251,12 +249,10 @@ def measure(
     return out, float(threshold)
 
 
-def _pair_cosines(encoder: str, labelled: Sequence[LabeledPair], cache: Path) -> list[float]:
+def _pair_cosines(encoder: str, labelled: Sequence[LabeledPair]) -> list[float]:
     """An encoder's cosine on labelled pairs: a reference AUC beside the validator's."""
-    q = embed(encoder, [lp.pair.query for lp in labelled], cache=cache)
-    t = embed(
-        encoder, [tool_document(lp.pair.tool_name, lp.pair.description) for lp in labelled], cache=cache
-    )
+    q = embed(encoder, [lp.pair.query for lp in labelled])
+    t = embed(encoder, [tool_document(lp.pair.tool_name, lp.pair.description) for lp in labelled])
     return [float(x) for x in (q * t).sum(axis=1)]
 
 
@@ -301,7 +297,6 @@ def build_mcp_prompts(
     validator: Validator,
     threshold: float,
     out_path: Path,
-    cache: Path,
 ) -> dict[str, Any]:
     """The third query stream: mcpm.sh's example prompts labelled with their server's right tools.
 
@@ -328,8 +323,8 @@ def build_mcp_prompts(
     sampled = sample_prompts(prompts, cfg.mcp_prompts_max, cfg.seed)
 
     def cosine(queries: list[str], documents: list[str]) -> list[list[float]]:
-        q = embed(cfg.recall_encoder, queries, cache=cache)
-        t = embed(cfg.recall_encoder, documents, cache=cache)
+        q = embed(cfg.recall_encoder, queries)
+        t = embed(cfg.recall_encoder, documents)
         return (q @ t.T).tolist()
 
     top = top_candidates(sampled, tools, cosine, cfg.mcp_prompt_candidates)
@@ -407,8 +402,7 @@ def run(
     timings["parse_s"] = time.perf_counter() - started
 
     t0 = time.perf_counter()
-    cache = art.real / "cache"
-    recalled, per_retriever = recall_union(parsed, tools, cfg, cache)
+    recalled, per_retriever = recall_union(parsed, tools, cfg)
     timings["recall_s"] = time.perf_counter() - t0
 
     from ecoagent.llm import make_llm
@@ -424,7 +418,7 @@ def run(
             labeler = Validator(
                 llm, art.real / "labels_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
             )
-            measurement, threshold = measure(cfg, labeler, build_labels(parsed.queries), cache)
+            measurement, threshold = measure(cfg, labeler, build_labels(parsed.queries))
         assert threshold is not None  # RealConfig: no calibration pairs means a fixed threshold
         timings["measure_s"] = time.perf_counter() - t0
 
@@ -451,7 +445,6 @@ def run(
             mcp_validator,
             threshold,
             art.real_mcp_prompts,
-            cache,
         )
         timings["mcp_prompts_s"] = time.perf_counter() - t0
         model_info = llm.info()

@@ -3,54 +3,24 @@
 Queries and tools are embedded by the configured recall encoder (tools as
 ``ecoagent.schemas.tool_document``). A cosine threshold means different things for different
 encoders, so besides applying one we report the score distribution and a threshold grid, the
-evidence a profile's threshold is chosen from. Tool embeddings are cached per encoder and tool-text
-hash, so a rerun of the stage does not embed the tool table again.
+evidence a profile's threshold is chosen from. Embeddings come from the one shared cache
+(``ecoagent.embeddings``), so a rerun, or a later stage with the same encoder, does not embed the tool
+table again.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ecoagent.embeddings import embed
+
 log = logging.getLogger(__name__)
 
 THRESHOLD_GRID: tuple[float, ...] = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
-
-
-def texts_hash(encoder: str, texts: Sequence[str]) -> str:
-    """A key for a list of texts embedded by one encoder (the cache file name)."""
-    h = hashlib.sha256(encoder.encode())
-    for t in texts:
-        h.update(b"\0" + t.encode())
-    return h.hexdigest()[:16]
-
-
-def embed(
-    encoder_name: str, texts: Sequence[str], cache: Path | None = None, batch_size: int = 32
-) -> np.ndarray:
-    """L2-normalized float32 embeddings of ``texts``, read from / written to ``cache`` when given."""
-    if not texts:
-        raise ValueError("nothing to embed: empty list of texts")
-    path = cache / f"emb-{texts_hash(encoder_name, texts)}.npy" if cache else None
-    if path is not None and path.exists():
-        return np.load(path)
-    from ecoagent.models import load_encoder
-
-    model = load_encoder(encoder_name)
-    emb = model.encode(
-        list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
-    ).astype(np.float32)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp.npy")
-        np.save(tmp, emb)
-        tmp.replace(path)
-    return emb
 
 
 def top_k(query_emb: np.ndarray, tool_emb: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,17 +88,15 @@ def retriever_name(retriever: str) -> str:
     return "BM25" if retriever.lower() == BM25 else retriever.split("/")[-1]
 
 
-def score_matrix(
-    retriever: str, queries: Sequence[str], documents: Sequence[str], cache: Path | None = None
-) -> np.ndarray:
+def score_matrix(retriever: str, queries: Sequence[str], documents: Sequence[str]) -> np.ndarray:
     """Scores of every document for every query, ``[n_queries, n_documents]``: BM25 scores for ``bm25``
     (Table 1's own BM25), cosines of L2-normalized embeddings for an encoder name (cached)."""
     if retriever.lower() == BM25:
         from rated.evaluation.retrievers import BM25Retriever
 
         return BM25Retriever().fit(documents).scores(queries).astype(np.float32)
-    q = embed(retriever, queries, cache=cache)
-    t = embed(retriever, documents, cache=cache)
+    q = embed(retriever, queries)
+    t = embed(retriever, documents)
     return q @ t.T
 
 

@@ -29,6 +29,35 @@ log = logging.getLogger(__name__)
 TOP_LOGPROBS = 20  # P(yes) renormalizes yes/no spellings among the first token's top 20
 
 
+def busy_elsewhere(window: float = 0.5) -> float | None:
+    """CPUs that other processes kept busy over the next ``window`` seconds (None where /proc/stat is absent).
+
+    Measured now, not from the 1-minute load average: that average lags, and it counts this process's
+    own work of a moment ago (encoding the catalog just before a model loads), which made the default
+    take one thread on two idle cores.
+    """
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as f:
+            values = [int(v) for v in f.readline().split()[1:9]]
+        return sum(values), values[3] + values[4]  # all jiffies, idle + iowait
+
+    try:
+        total0, idle0 = sample()
+        own0, wall0 = os.times(), time.monotonic()
+        time.sleep(window)
+        total1, idle1 = sample()
+        own1, wall1 = os.times(), time.monotonic()
+    except (OSError, ValueError, IndexError):
+        return None
+    total = total1 - total0
+    if total <= 0:
+        return None
+    busy = (total - (idle1 - idle0)) / total * (os.cpu_count() or 1)
+    own = (own1.user + own1.system - own0.user - own0.system) / max(wall1 - wall0, 1e-6)
+    return max(0.0, busy - own)
+
+
 def free_cores() -> int:
     """Cores not busy with other work right now (at least 1).
 
@@ -39,7 +68,9 @@ def free_cores() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         cores = os.cpu_count() or 1
-    busy = os.getloadavg()[0]
+    busy = busy_elsewhere()
+    if busy is None:  # pragma: no cover - not on Linux
+        busy = os.getloadavg()[0]
     return max(1, min(cores, cores - math.floor(busy + 0.5)))
 
 

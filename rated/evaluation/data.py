@@ -113,16 +113,15 @@ def load_pool(art: ArtifactDir, dataset: Dataset, split: str, catalog: Catalog) 
     return pool_from_pairs(pairs.filter(pl.col("split") == split), catalog)
 
 
-def syn_equivalents(art: ArtifactDir, catalog: Catalog, sbert: str) -> dict[int, set[int]]:
+def syn_equivalents(catalog: Catalog, sbert: str) -> dict[int, set[int]]:
     """Syn's cross-platform equivalents of every tool (``generators.equivalents``'s rule, on the Syn
-    stage's own encoder and cached tool embeddings), so a Syn query whose one true tool fails can still
+    stage's own encoder, its tool embeddings read from the shared cache), so a Syn query whose one true tool fails can still
     be served by the same function on another platform."""
-    from ecoagent.models import load_encoder
+    from ecoagent.embeddings import embed
     from generators.equivalents import find_equivalents
-    from generators.pipeline import encode_tools
 
     tools = catalog.tools
-    emb = encode_tools(load_encoder(sbert), catalog.documents, art.syn / "cache", sbert)
+    emb = embed(sbert, catalog.documents)
     return find_equivalents(tools["name"].to_list(), tools["platform"].to_list(), emb)
 
 

@@ -187,7 +187,7 @@ def _load_inputs(
         gained = 0
         if dataset in ("syn", "syn_tool") and cfg.syn_equivalents:
             if equivalents is None:
-                equivalents = syn_equivalents(art, catalog, profile.models.sbert)
+                equivalents = syn_equivalents(catalog, profile.models.sbert)
             pool, gained = with_equivalents(pool, equivalents)
             train = with_equivalents(train, equivalents)[0]
             val = with_equivalents(val, equivalents)[0] if val is not None else None
@@ -236,7 +236,6 @@ def _baseline_scores(
     art: ArtifactDir,
 ) -> dict[str, float]:
     """Score matrices of TF-IDF, BM25 and the pretrained dense encoders on every test pool."""
-    caches = (art.eval / "cache", art.real / "cache")
     timings = {}
     nc_cfg = models["config"]
     for retriever in (TfidfRetriever(), BM25Retriever()):
@@ -265,9 +264,7 @@ def _baseline_scores(
             for d in inputs.values():
                 d.scores[label] = (d.emb["no_contrastive"] @ tools.T).astype(np.float64)
         else:
-            dense = DenseRetriever(name, cache_dirs=caches, write_cache=caches[0]).fit(catalog.documents)
-            if dense.cache_hit is not None:
-                log.info("%s tool embeddings read from %s", label, dense.cache_hit)
+            dense = DenseRetriever(name).fit(catalog.documents)
             for d in inputs.values():
                 d.scores[label] = dense.scores(d.test.queries)
         timings[label] = time.perf_counter() - t0

@@ -7,9 +7,7 @@ embedded as ``ecoagent.schemas.tool_document`` like everywhere else in the pipel
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -72,29 +70,18 @@ class DenseRetriever:
     """A pretrained sentence-transformers encoder, cosine similarity (loaded through ``load_encoder``).
 
     Tool embeddings are the expensive part (all-mpnet-base-v2 over the whole catalog takes minutes on
-    2 cores), so ``fit`` looks them up first in ``cache_dirs`` — files named like the Real stage's
-    recall cache (``emb-<validators.recall.texts_hash>.npy``: encoder name + exact texts), which holds
-    exactly these embeddings when the recall encoder is this model — and writes to ``write_cache``.
+    2 cores), so they go through the shared embedding cache (``ecoagent.embeddings``): the Real stage's
+    recall, which embeds the same documents with the same encoder, has usually computed them already.
 
     Args:
         model_name: hub name or packaged alias.
-        cache_dirs: folders searched for cached tool embeddings, in order.
-        write_cache: folder where freshly computed tool embeddings are saved (None: not saved).
+        batch_size: texts per encoder call.
     """
 
-    def __init__(
-        self,
-        model_name: str,
-        batch_size: int = 64,
-        cache_dirs: Sequence[Path] = (),
-        write_cache: Path | None = None,
-    ) -> None:
+    def __init__(self, model_name: str, batch_size: int = 64) -> None:
         self.model_name = model_name
         self.name = model_name.split("/")[-1]
         self.batch_size = batch_size
-        self.cache_dirs = tuple(cache_dirs)
-        self.write_cache = write_cache
-        self.cache_hit: Path | None = None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         from ecoagent.models import load_encoder
@@ -108,22 +95,9 @@ class DenseRetriever:
         )
 
     def fit(self, documents: Sequence[str]) -> DenseRetriever:
-        from validators.recall import texts_hash
+        from ecoagent.embeddings import embed
 
-        name = f"emb-{texts_hash(self.model_name, list(documents))}.npy"
-        for folder in self.cache_dirs:
-            path = Path(folder) / name
-            if path.exists():
-                cached = np.load(path)
-                if cached.shape[0] == len(documents):
-                    self.tool_emb, self.cache_hit = cached.astype(np.float32), path
-                    return self
-        self.tool_emb = self.encode(documents)
-        if self.write_cache is not None:
-            self.write_cache.mkdir(parents=True, exist_ok=True)
-            tmp = self.write_cache / f".{name}.tmp.npy"
-            np.save(tmp, self.tool_emb)
-            os.replace(tmp, self.write_cache / name)
+        self.tool_emb = embed(self.model_name, documents, batch_size=self.batch_size)
         return self
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crawlers.embedding_cache import EmbeddingCache, encoder_key
 from crawlers.prior import PriorWeights, consistency, doc_quality, metadata_prior
 from crawlers.record import identifier_words
 from ecoagent.config import MINILM
+from ecoagent.embeddings import EmbeddingCache, encoder_key
 from ecoagent.models import load_encoder
 
 

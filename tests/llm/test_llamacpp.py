@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +15,7 @@ import pytest
 from ecoagent.config import SMOLLM2
 from ecoagent.llm import SamplingParams
 from ecoagent.llm.embedded import EmbeddedLLM
-from ecoagent.llm.llamacpp import LlamaCppLLM, free_cores, resolve_gguf
+from ecoagent.llm.llamacpp import LlamaCppLLM, busy_elsewhere, free_cores, resolve_gguf
 from ecoagent.models import PackagedGGUF, join_parts
 
 pytest.importorskip("xllamacpp")
@@ -73,7 +78,34 @@ def test_unknown_model_is_a_clear_error() -> None:
 
 
 def test_free_cores_is_at_least_one() -> None:
-    assert 1 <= free_cores() <= len(__import__("os").sched_getaffinity(0))
+    assert 1 <= free_cores() <= len(os.sched_getaffinity(0))
+
+
+def test_a_spinning_process_is_busy_and_our_own_work_is_not() -> None:
+    """Another process's spinning core counts; this process's own busy thread does not."""
+    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        assert busy_elsewhere(0.5) >= 0.6
+        if len(os.sched_getaffinity(0)) <= 2:
+            assert free_cores() == 1
+    finally:
+        child.kill()
+        child.wait()
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        before = busy_elsewhere(0.5)
+    finally:
+        stop.set()
+        spinner.join()
+    assert before is not None and before < 0.8  # our own spinning thread is not "elsewhere"
 
 
 def test_split_weights_are_joined_and_checked(tmp_path: Path) -> None:

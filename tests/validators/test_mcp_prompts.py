@@ -118,7 +118,7 @@ def test_the_real_stage_labels_a_capped_sample_over_the_top_candidates(
     assert cfg.mcp_prompt_candidates == 3
     judge = OverlapValidator()
     out = tmp_path / "real" / "mcp_prompts.parquet"
-    stats = build_mcp_prompts(mcp_tools, mirror, cfg, judge, 0.5, out, tmp_path / "cache")
+    stats = build_mcp_prompts(mcp_tools, mirror, cfg, judge, 0.5, out)
     frame = pl.read_parquet(out)
     assert stats["read"] == 870 and stats["sampled"] == 30 and stats["cap"] == 30
     per_prompt: dict[str, int] = {}
@@ -133,6 +133,6 @@ def test_the_real_stage_labels_a_capped_sample_over_the_top_candidates(
         assert all((row["query_id"], t) in judged for t in row["tool_ids"])
     # a tool table without MCP records gives an empty set that says why
     empty = build_mcp_prompts(
-        mcp_tools.with_columns(pl.lit("n8n").alias("platform")), mirror, cfg, judge, 0.5, out, tmp_path
+        mcp_tools.with_columns(pl.lit("n8n").alias("platform")), mirror, cfg, judge, 0.5, out
     )
     assert empty["prompts"] == 0 and "no MCP records" in empty["empty"] and pl.read_parquet(out).height == 0

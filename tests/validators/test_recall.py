@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -9,13 +10,14 @@ import polars as pl
 import pytest
 
 from ecoagent.config import MINILM
+from ecoagent.embeddings import embed
 from ecoagent.schemas import tool_documents
-from validators.recall import distribution, embed, threshold_grid, top_k
+from validators.recall import distribution, threshold_grid, top_k
 
 
 @pytest.fixture(scope="module")
 def embedded(tools_slice: pl.DataFrame, parsed, tmp_path_factory) -> tuple[np.ndarray, np.ndarray, Path]:
-    cache = tmp_path_factory.mktemp("emb")
+    cache = tmp_path_factory.mktemp("emb") / "embeddings.sqlite"
     queries = [q.query for q in parsed.queries[:12]]
     return embed(MINILM, queries, cache=cache), embed(MINILM, tool_documents(tools_slice), cache=cache), cache
 
@@ -43,8 +45,9 @@ def test_top_k_caps_at_table_size_and_rejects_empty(embedded) -> None:
 
 
 def test_embedding_cache_is_reused(embedded, parsed, monkeypatch: pytest.MonkeyPatch) -> None:
-    q, _, cache = embedded
-    assert len(list(cache.glob("emb-*.npy"))) == 2
+    q, t, cache = embedded
+    with sqlite3.connect(cache) as db:
+        assert db.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == len(q) + len(t)
 
     def no_model(name: str):  # a cache hit must not load the encoder at all
         raise AssertionError("encoder loaded despite a cached embedding")

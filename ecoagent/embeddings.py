@@ -1,6 +1,9 @@
-"""A persistent text -> embedding cache, so re-crawling an unchanged catalog does not re-encode it.
+"""The one embedding cache of every stage: text -> normalized vector under one encoder, in SQLite.
 
-Consistency needs ~7k SBERT embeddings; on 2 busy CPU cores that is minutes. The cache is a SQLite file
+The crawl's prior, Syn's yield and negatives, Real's recall and the evaluation's dense baselines embed
+the same catalog documents with the same packaged encoders; all-mpnet-base-v2 over the 8,638-tool
+catalog alone costs minutes on 2 cores. ``embed`` computes a text once per encoder and machine and every
+later stage, build or shard reads it back. The cache is a SQLite file in ``ecoagent.models.cache_dir()``
 (stdlib, safe across processes) keyed by the encoder's identity and the text's sha256; values are the
 normalized float32 vectors. A different model or weights path is a different key, never a stale hit.
 """
@@ -8,12 +11,15 @@ normalized float32 vectors. A different model or weights path is a different key
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+CACHE_FILE = "embeddings.sqlite"
 
 
 class EmbeddingCache:
@@ -36,7 +42,11 @@ class EmbeddingCache:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def encode(self, texts: Sequence[str], encoder: Any, batch_size: int = 64) -> np.ndarray:
-        """Embeddings of ``texts`` (rows in order), encoding only those not cached yet."""
+        """Embeddings of ``texts`` (rows in order), encoding only those not cached yet.
+
+        ``encoder`` is a sentence-transformers model or a zero-argument function that loads one; the
+        function is called only when some text is missing, so a full hit never loads a model.
+        """
         shas = [self._sha(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         with self._connect() as db:
@@ -49,6 +59,8 @@ class EmbeddingCache:
                 found.update((sha, np.frombuffer(vec, dtype=np.float32)) for sha, vec in rows)
         missing = [i for i, s in enumerate(shas) if s not in found]
         if missing:
+            if not hasattr(encoder, "encode"):
+                encoder = encoder()
             new = encoder.encode(
                 [texts[i] for i in missing],
                 batch_size=batch_size,
@@ -71,3 +83,35 @@ def encoder_key(encoder: Any, name: str) -> str:
     from ecoagent.models import resolve_encoder
 
     return f"{name}|{resolve_encoder(name)}|max_seq_length={getattr(encoder, 'max_seq_length', '')}"
+
+
+def static_encoder_key(name: str) -> str | None:
+    """``encoder_key`` read from the packaged weights' config, without loading the model (None if absent)."""
+    from ecoagent.models import resolve_encoder
+
+    config = Path(resolve_encoder(name)) / "sentence_bert_config.json"
+    try:
+        max_seq_length = json.loads(config.read_text())["max_seq_length"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return f"{name}|{resolve_encoder(name)}|max_seq_length={max_seq_length}"
+
+
+def embed(
+    model_name: str, texts: Sequence[str], batch_size: int = 64, cache: Path | None = None
+) -> np.ndarray:
+    """L2-normalized float32 embeddings of ``texts`` by a packaged encoder, each text encoded at most once.
+
+    Args:
+        model_name: hub name or packaged alias (``ecoagent.models.load_encoder``).
+        texts: rows of the result, in order; must not be empty.
+        batch_size: texts per encoder call.
+        cache: the SQLite file (default ``cache_dir()/embeddings.sqlite``, shared by all stages).
+    """
+    if not texts:
+        raise ValueError("nothing to embed: empty list of texts")
+    from ecoagent import models
+
+    key = static_encoder_key(model_name) or encoder_key(models.load_encoder(model_name), model_name)
+    store = EmbeddingCache(cache or models.cache_dir() / CACHE_FILE, key)
+    return store.encode(list(texts), lambda: models.load_encoder(model_name), batch_size=batch_size)
