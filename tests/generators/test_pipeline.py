@@ -52,6 +52,9 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
 
     minilm, mpnet = profile.models.sbert, profile.models.recall_encoder
     assert set(stats["yield"]) >= {minilm, mpnet}
+    for name in (minilm, mpnet):  # equivalents only add true tools: never a lower yield
+        strict, labels = stats["yield"][name], stats["yield"][name]["with_equivalents"]
+        assert labels["per_tool_mean"] >= strict["per_tool_mean"] and labels["mrr"] >= strict["mrr"]
     assert stats["leakage"]["tool_split"] == 0 and stats["leakage"]["query_split"] == 0
     assert sum(p["queries"] for p in stats["per_platform"].values()) == queries.height
     # the tool-disjoint split never puts one tool in two splits
