@@ -72,10 +72,11 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     seeds = list(range(len(convs)))
     judge = judgment_prompts(args.judgments)
     rows: list[list[Any]] = []
-    backends = ["llamacpp"] if args.skip_transformers else ["transformers", "llamacpp"]
-    for backend in backends:
+    batches = [int(b) for b in str(args.transformers_batches).split(",") if b.strip()]
+    backends = [] if args.skip_transformers else [("transformers", b) for b in batches]
+    for backend, batch in [*backends, ("llamacpp", 0)]:
         models = ModelConfig(llm=args.model, llm_backend=backend)  # type: ignore[arg-type]
-        options = {"threads": args.threads} | ({"batch_size": 8} if backend == "transformers" else {})
+        options = {"threads": args.threads} | ({"batch_size": batch} if backend == "transformers" else {})
         if backend == "transformers":
             from ecoagent.llm.llamacpp import resolve_gguf
 
@@ -85,7 +86,7 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         _, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
         rows.append(
             [
-                backend,
+                f"{backend} (batch {batch})" if batch else f"{backend} (4 slots, prompt cache)",
                 round(load_cpu, 1),
                 round(gen_cpu / len(convs), 2),
                 round(gen_wall / len(convs), 2),
@@ -96,15 +97,15 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         client.close()
         del client
         gc.collect()
-    if len(rows) == 2:
-        base = rows[0]
+    llama = rows[-1]
+    for base in rows[:-1]:
         rows.append(
             [
-                "transformers / llamacpp (CPU-s)",
+                f"{base[0]} / llamacpp (CPU-s)",
                 "",
-                round(base[2] / rows[1][2], 2),
+                round(base[2] / llama[2], 2),
                 "",
-                round(base[4] / rows[1][4], 2),
+                round(base[4] / llama[4], 2),
                 "",
             ]
         )
@@ -169,6 +170,9 @@ def main() -> None:
     parser.add_argument("--judgments", type=int, default=16)
     parser.add_argument("--yield-tools", type=int, default=8, help="tools for the yield table (0: skip it)")
     parser.add_argument("--skip-transformers", action="store_true")
+    parser.add_argument(
+        "--transformers-batches", default="8", help="batch sizes of the transformers rows, e.g. 1,8"
+    )
     parser.add_argument("--skip-backends", action="store_true")
     parser.add_argument("--scratch", default="/tmp")
     args = parser.parse_args()

@@ -34,6 +34,13 @@ def register_real(sub: Any) -> None:
         default=None,
         help="fixed validator threshold (default: calibrated on ToolBench dev labels; paper 0.85)",
     )
+    p.add_argument(
+        "--min-precision",
+        type=float,
+        default=None,
+        help="the calibrated threshold's precision target on the dev labels (0.9); lower keeps more "
+        "queries with less precise labels",
+    )
     p.add_argument("--top-k", type=int, default=None, help="tools each retriever proposes per query (5)")
     p.add_argument("--batch-size", type=int, default=None, help="pairs per LLM call (16)")
     p.add_argument(
@@ -55,6 +62,7 @@ def _run_real(args: argparse.Namespace) -> int:
         mirror=args.mirror,
         validator_threshold=args.validator_threshold,
         floor_quantile=args.floor_quantile,
+        min_precision=args.min_precision,
         top_k=args.top_k,
         batch_size=args.batch_size,
         calibration_per_kind=args.calibration_pairs,
