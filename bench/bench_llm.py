@@ -2,10 +2,13 @@
 same prompts, one run; and the Syn generator choices by yield per CPU-second.
 
 Run: ``.venv/bin/python bench/bench_llm.py [--model Qwen/Qwen2.5-Coder-1.5B-Instruct] [--threads 1]
-[--requests 8] [--judgments 16] [--yield-tools 8] [--skip-transformers]``. Prints Markdown tables (copied
+[--requests 8] [--warmup 4] [--judgments 16] [--yield-tools 8] [--skip-transformers]``. Prints Markdown tables (copied
 into ``bench/results/llm.md``).
 
 - Requests: the Syn few-shot prompt of real crawled tools (~370 tokens), 40 new tokens, temperature 0.6.
+  ``--warmup`` requests (other tools, same shared prefix) run untimed first on every backend, so the timed
+  ones measure the steady state of a long Syn run, where llama.cpp's slots already hold the shared
+  prefix; ``--warmup 0`` times the cold start.
 - Judgments: the Real validator's yes/no prompt on real ToolBench query / API pairs, one token out.
 - CPU-seconds are ``time.process_time()`` of this process (all its threads), so they do not count the
   waiting a busy machine adds; wall seconds are printed beside them.
@@ -68,6 +71,10 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
 
     convs = [single_conversation(t, i) for i, t in enumerate(tools[: args.requests])]
     convs += [single_conversation(tools[0], i) for i in range(args.requests - len(convs))]
+    # other tools than the timed ones: a warm-up on the same prompt would hand llama.cpp its whole cache
+    warm = [
+        single_conversation(t, i) for i, t in enumerate(tools[args.requests : args.requests + args.warmup])
+    ]
     params = SamplingParams(max_new_tokens=40, temperature=0.6, stop=("\n",))
     seeds = list(range(len(convs)))
     judge = judgment_prompts(args.judgments)
@@ -82,6 +89,8 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
 
             models = ModelConfig(llm=str(resolve_gguf(args.model)), llm_backend="transformers")
         client, load_cpu, load_wall = timed(lambda m=models, o=options: make_llm(m, **o))
+        if warm:
+            client.generate_seeded(warm, params, [1000 + i for i in range(len(warm))])
         _, gen_cpu, gen_wall = timed(lambda c=client: c.generate_seeded(convs, params, seeds))
         _, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
         rows.append(
@@ -167,6 +176,9 @@ def main() -> None:
     parser.add_argument("--model", default=QWEN_CODER_1_5B)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument(
+        "--warmup", type=int, default=4, help="untimed requests first (0: time the cold start)"
+    )
     parser.add_argument("--judgments", type=int, default=16)
     parser.add_argument("--yield-tools", type=int, default=8, help="tools for the yield table (0: skip it)")
     parser.add_argument("--skip-transformers", action="store_true")
@@ -183,7 +195,7 @@ def main() -> None:
         f"machine: {cpu_model()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; threads {args.threads}"
     )
     if not args.skip_backends:
-        tools = sample_tools(table, max(1, args.requests // platforms + 1))
+        tools = sample_tools(table, max(1, (args.requests + args.warmup) // platforms + 1))
         print_table(
             [
                 "backend",
@@ -194,7 +206,10 @@ def main() -> None:
                 "wall s / judgment",
             ],
             bench_backends(args, tools),
-            title=f"{args.model}: {args.requests} Syn requests (40 new tokens), {args.judgments} yes/no judgments",
+            title=(
+                f"{args.model}: {args.requests} Syn requests (40 new tokens) after {args.warmup} untimed, "
+                f"{args.judgments} yes/no judgments"
+            ),
         )
     if args.yield_tools:
         tools = sample_tools(table, max(1, args.yield_tools // platforms))

@@ -11,7 +11,7 @@ from generators.dedup import jaccard, shingles
 from generators.equivalents import name_words
 from generators.prompts import FENCE_CLOSE, FENCE_OPEN
 
-FILTER_VERSION = "f3"  # part of the generation checkpoint key: changing a rule regenerates
+FILTER_VERSION = "f6"  # part of the generation checkpoint key: changing a rule regenerates
 MIN_WORDS = 5
 MAX_WORDS = 120
 _WORD = re.compile(r"\S+")
@@ -26,6 +26,16 @@ _META = re.compile(
     r"request\s*\d*\s*:|user\s*:|assistant\s*:)"
     r"|\b(?:here(?:'s| is) (?:a|another|one) (?:new |more )?(?:user )?(?:request|query|example)"
     r"|as an ai(?: language)? model|i (?:cannot|can't|won't) (?:help|assist|do that))\b",
+    re.IGNORECASE,
+)
+# a question about the tool itself instead of a task for it: "How does this tool compare ...?", "What is a
+# LangChain Tool?", "How can I use the SpiderTool to ...?", "How do I install StripeAgentToolkit?"
+_ABOUT_TOOL = re.compile(
+    r"\b(?:this|the|that|your|a|an)\s+(?:[\w-]+\s+){0,4}?[\w-]*tool\b"
+    r"|\bhow (?:can|do|should|would|could) (?:i|we|you|one) (?:use|call|invoke|configure|set up|install)\b"
+    r"|\bhow to (?:use|call|invoke|configure|set up|install)\b"
+    r"|\b(?:show|give) me an example of how\b|\bexplain (?:the purpose|how)\b"
+    r"|\bwhat (?:is|are) (?:a|an|the) [\w -]{0,30}(?:package|library|api|node|plugin)s?\??$",
     re.IGNORECASE,
 )
 _SENTENCE_END = (".", "?", "!", '"', "'", ")", "]", "\u201d", "\u2019")
@@ -136,6 +146,8 @@ def rejection(
         return "copies a prompt example"
     if is_meta(query):
         return "meta-talk or refusal"
+    if _ABOUT_TOOL.search(query):
+        return "talks about the tool"
     if check_end and not ends_sentence(query):
         return "truncated (no sentence end)"
     if not is_english(query):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ecoagent.llm import Conversation
 
-PROMPT_VERSION = "syn-v4"
+PROMPT_VERSION = "syn-v5"
 PromptMode = Literal["single", "list"]
 
 FENCE_OPEN = "<<<TOOL_DOCS"
@@ -22,6 +22,7 @@ _FENCE_BITS = re.compile(r"<<<+|>>>+|TOOL_DOCS", re.IGNORECASE)
 
 MAX_DESCRIPTION_CHARS = 400
 MAX_ARGUMENTS = 8
+MAX_TAGS = 6
 
 # Rotated per sample: a style, and the first words of the answer (prefilled as the start of the
 # assistant turn). One query per sample with a varied opener is what makes a 135M model diverse while
@@ -78,10 +79,26 @@ def sanitize(text: str | None, limit: int = MAX_DESCRIPTION_CHARS) -> str:
     return text
 
 
+def toolkit(tool: Mapping[str, Any]) -> str:
+    """The service or toolkit a tool belongs to, when its name alone hides it (an MCP server's
+    ``read_query``, LlamaIndex's ``search`` in ``exa_tool_spec``): the id's middle part, readable."""
+    parts = str(tool.get("tool_id") or "").split(":")
+    if len(parts) < 3:
+        return ""
+    kit = re.sub(r"_tool_spec$", "", parts[1]).replace("_", " ").strip()
+    return "" if kit.lower() in str(tool.get("name") or "").lower().replace("_", " ") else kit
+
+
 def tool_block(tool: Mapping[str, Any]) -> str:
-    """The fenced documentation of one tool: name, description and argument names."""
+    """The fenced documentation of one tool: toolkit, name, description, tags and argument names."""
     args = [a for a in (tool.get("arguments") or []) if a and a.get("name")][:MAX_ARGUMENTS]
-    lines = [f"name: {sanitize(tool.get('name'), 80)}", f"description: {sanitize(tool.get('description'))}"]
+    lines = []
+    if kit := toolkit(tool):
+        lines.append(f"toolkit: {sanitize(kit, 60)}")
+    lines += [f"name: {sanitize(tool.get('name'), 80)}", f"description: {sanitize(tool.get('description'))}"]
+    tags = [sanitize(str(x), 30) for x in (tool.get("tags") or []) if x][:MAX_TAGS]
+    if tags:
+        lines.append("tags: " + ", ".join(tags))
     if args:
         lines.append("arguments: " + "; ".join(_argument(a) for a in args))
     return FENCE_OPEN + "\n" + "\n".join(lines) + "\n" + FENCE_CLOSE
@@ -117,11 +134,13 @@ def single_conversation(tool: Mapping[str, Any], style_index: int) -> Conversati
 
 
 LIST_RULES = (
-    "Each request states what the user wants done, with concrete values (names, places, dates, numbers, "
-    "file names, URLs) as a real user would give them. Write as a user who has never heard of this tool: "
-    "never mention the tool, its name, an API, a function or a node, and never ask how the tool works or "
-    "what it can do. Vary the length (from a few words to three sentences) and the style (commands, "
-    "questions, casual, formal, with a reason). Each request must be complete and fit on one line."
+    "Each request needs what is specific to this tool (its kind of data, its service, its arguments), so "
+    "that the request alone tells which kind of tool it needs. Give concrete values for the tool's arguments "
+    "(names, places, dates, numbers, IDs, file names, URLs) as a real user would, never placeholders in "
+    "brackets. The user may mention the service or product they use, but never the tool's own name, an API, "
+    'a function or a node; never says "the tool" or "this tool", and never asks how the tool works, how to '
+    "use it or what it can do. Vary the task, the length (from a few words to three sentences) and the style "
+    "(commands, questions, casual, formal, with a reason). Each request must be complete and fit on one line."
 )
 
 

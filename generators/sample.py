@@ -2,10 +2,14 @@
 
 Platforms are very unequal (n8n has thousands of operations, CrewAI about a hundred tools), so the
 sample gives every platform an equal share, capped by what it has, and hands the rest to the others;
-the tools inside a platform are drawn with the run's seed.
+the tools inside a platform are drawn with the run's seed. Samples nest: the first ``n`` tools of a
+platform's seeded order are the sample's, so a larger ``--max-tools`` keeps every tool of a smaller one
+and a grown run resumes from the smaller run's checkpoint instead of starting over.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 import polars as pl
@@ -32,10 +36,15 @@ def stratified_sample(tools: pl.DataFrame, max_tools: int | None, seed: int) -> 
             left -= take
             if left == 0:
                 break
-    rng = np.random.default_rng(seed)
     parts = []
     for platform, n in quota.items():
         group = tools.filter(pl.col("platform") == platform).sort("tool_id")
-        idx = np.sort(rng.choice(group.height, size=n, replace=False))
-        parts.append(group[idx.tolist()])
+        parts.append(group[np.sort(platform_order(platform, group.height, seed)[:n]).tolist()])
     return pl.concat(parts).sort("tool_id")
+
+
+def platform_order(platform: str, n: int, seed: int) -> np.ndarray:
+    """A seeded permutation of a platform's ``n`` tools (sorted by id); its own generator per platform, so
+    one platform's quota never shifts another's draw."""
+    key = int.from_bytes(hashlib.sha256(platform.encode()).digest()[:8], "big")
+    return np.random.default_rng([seed, key]).permutation(n)

@@ -1,4 +1,4 @@
-"""Query checks: length bounds, prompt echoes, naming the tool."""
+"""Query checks: length bounds, prompt echoes, naming the tool, talking about the tool."""
 
 from __future__ import annotations
 
@@ -22,6 +22,25 @@ def test_names_tool() -> None:
     assert not names_tool("search the web for vegan recipes please", "SerperDevTool")
     assert not names_tool("convert my pdf file into plain text", "PDF")
     assert names_tool("send a message with slack to the team", "Slack")
+
+
+def test_requests_about_the_tool_instead_of_a_task_are_rejected() -> None:
+    for query in (
+        "How does this tool compare to other web scraping tools?",
+        "Can you provide an example of how to use the tool?",
+        "What is the output format of the tool's search results?",
+        "What is a LangChain Tool?",
+        "How many results can I get with the Brave Video Search tool? I want 10.",
+        "How can I use the SpiderTool to scrape a website and extract all the links?",
+        "How can I use Firecrawl to find recent articles about climate change in the UK?",
+        "How do I install the langchain-jenkins package?",
+        "Can you show me an example of how to crawl a site and save it to a file?",
+    ):
+        assert rejection(query) == "talks about the tool", query
+    assert rejection("Find a toolkit for fixing my bike's gears near Leeds.") == ""
+    assert rejection("Which tools do I need to assemble the shelf from IKEA?") == ""
+    assert rejection("How can I get from Lisbon to Porto by train on Friday?") == ""
+    assert rejection("Use my Jenkins server to rerun the nightly-build job.") == ""
 
 
 def test_degenerate_loops_are_rejected() -> None:

@@ -45,3 +45,21 @@ def test_styles_rotate_and_few_shot_precedes() -> None:
     assert a[-1] == {"role": "assistant", "content": STYLES[0][1]}  # the prefilled opener
     assert [m["role"] for m in a] == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
     assert "numbered list of exactly 12" in list_conversation(HOSTILE, 12)[-1]["content"]
+
+
+def test_the_toolkit_of_a_generic_name_is_shown_inside_the_fence() -> None:
+    generic = {
+        "tool_id": "llamaindex:exa_tool_spec:search",
+        "name": "search",
+        "description": "Search.",
+        "tags": ["web"],
+    }
+    inside = list_conversation(generic, 3)[-1]["content"].split(FENCE_CLOSE)[0]
+    assert "toolkit: exa" in inside and "tags: web" in inside
+    named = {
+        "tool_id": "mcp:playwright:playwright_click",
+        "name": "playwright_click",
+        "description": "Click.",
+    }
+    assert "toolkit" not in list_conversation(named, 3)[-1]["content"]  # the name already says it
+    assert "toolkit" not in list_conversation(HOSTILE, 3)[-1]["content"]  # a two-part id has none

@@ -25,6 +25,12 @@ def test_sample_is_balanced_seeded_and_sorted(tools: pl.DataFrame) -> None:
     assert not sample.equals(stratified_sample(tools, 40, seed=1))
 
 
+def test_a_larger_sample_keeps_every_tool_of_a_smaller_one(tools: pl.DataFrame) -> None:
+    small, large = stratified_sample(tools, 20, seed=3), stratified_sample(tools, 45, seed=3)
+    assert set(small["tool_id"]) < set(large["tool_id"])  # so a grown Syn run resumes its checkpoint
+    assert not set(small["tool_id"]) <= set(stratified_sample(tools, 45, seed=4)["tool_id"])
+
+
 def test_small_platforms_hand_their_share_to_the_others(tools: pl.DataFrame) -> None:
     small = tools.filter(pl.col("platform") != "crewai").vstack(
         tools.filter(pl.col("platform") == "crewai").head(3)
