@@ -32,7 +32,7 @@ from generators.negatives import NegativeConfig, mine_negatives
 from generators.prompts import PROMPT_VERSION
 from generators.retrieval import label_ranks, self_ranks
 from generators.sample import stratified_sample
-from generators.splits import assign_splits
+from generators.splits import RATIOS, assign_splits
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ def run(
     config = {
         "generation": gen_key,
         "max_tools": limit,
-        "splits": "query+tool",
+        "splits": f"query+tool {RATIOS}",  # a changed ratio must redo the splits
         "yield_encoders": [profile.models.sbert, profile.models.recall_encoder],
         "dedup": str(dedup_config),
         "negatives": str(neg_config),

@@ -98,6 +98,7 @@ def test_a_spinning_process_is_busy_and_our_own_work_is_not() -> None:
         while not stop.is_set():
             pass
 
+    background = busy_elsewhere(0.5)  # what other jobs on this machine use (0 on an idle CI runner)
     spinner = threading.Thread(target=spin)
     spinner.start()
     try:
@@ -105,7 +106,8 @@ def test_a_spinning_process_is_busy_and_our_own_work_is_not() -> None:
     finally:
         stop.set()
         spinner.join()
-    assert before is not None and before < 0.8  # our own spinning thread is not "elsewhere"
+    # our own spinning thread is not "elsewhere": counted, it would add a whole core to the background
+    assert background is not None and before is not None and before < background + 0.5
 
 
 def test_split_weights_are_joined_and_checked(tmp_path: Path) -> None:
