@@ -29,6 +29,7 @@ from generators.prompts import (
     PROMPT_VERSION,
     PromptMode,
     list_conversation,
+    prompt_fingerprint,
     single_conversation,
 )
 
@@ -95,7 +96,12 @@ class GenerationConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "prompt_version": PROMPT_VERSION, "filters": FILTER_VERSION}
+        return {
+            **asdict(self),
+            "prompt_version": PROMPT_VERSION,
+            "prompt_sha": prompt_fingerprint(),
+            "filters": FILTER_VERSION,
+        }
 
 
 def tool_seed(tool_id: str, seed: int) -> int:

@@ -7,6 +7,8 @@ that says "ignore all previous instructions" cannot change the task or the outpu
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -160,3 +162,19 @@ def list_conversation(tool: Mapping[str, Any], n: int) -> Conversation:
             ),
         },
     ]
+
+
+_PROBE = {
+    "tool_id": "probe:kit:probe_tool",
+    "name": "probe_tool",
+    "description": "A description.",
+    "tags": ["tag"],
+    "arguments": [{"name": "arg", "description": "An argument."}],
+}
+
+
+def prompt_fingerprint() -> str:
+    """A hash of the prompts as the model sees them (both modes, every style, on a fixed probe tool), so a
+    wording change regenerates even when ``PROMPT_VERSION`` was not bumped."""
+    rendered = [list_conversation(_PROBE, 15)] + [single_conversation(_PROBE, i) for i in range(len(STYLES))]
+    return hashlib.sha256(json.dumps(rendered, sort_keys=True).encode()).hexdigest()[:16]

@@ -63,3 +63,12 @@ def test_the_toolkit_of_a_generic_name_is_shown_inside_the_fence() -> None:
     }
     assert "toolkit" not in list_conversation(named, 3)[-1]["content"]  # the name already says it
     assert "toolkit" not in list_conversation(HOSTILE, 3)[-1]["content"]  # a two-part id has none
+
+
+def test_a_wording_change_changes_the_prompt_fingerprint(monkeypatch) -> None:
+    import generators.prompts as prompts
+
+    before = prompts.prompt_fingerprint()
+    assert before == prompts.prompt_fingerprint()
+    monkeypatch.setattr(prompts, "LIST_RULES", prompts.LIST_RULES + " Be brief.")
+    assert prompts.prompt_fingerprint() != before
