@@ -56,11 +56,12 @@ def main() -> None:
     records = list(QueryGenerator(llm, config, seed=profile.seed).run(todo, Path(args.checkpoint)))
     seconds = time.perf_counter() - started
     llm.close()
+    picked = set(pick)
     names = dict(zip(tools["tool_id"], tools["name"], strict=True))
     index = {t: i for i, t in enumerate(tools["tool_id"])}
     runs = {
         f"current ({PROMPT_VERSION})": [(r["tool_id"], q["query"]) for r in records for q in r["queries"]],
-        "baseline": [(t, q) for t, q in zip(base["tool_id"], base["query"], strict=True) if t in set(pick)],
+        "baseline": [(t, q) for t, q in zip(base["tool_id"], base["query"], strict=True) if t in picked],
     }
     rows = []
     for encoder in (MINILM, profile.models.recall_encoder):
