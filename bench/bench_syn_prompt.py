@@ -5,7 +5,7 @@ Run: ``.venv/bin/python bench/bench_syn_prompt.py --tools out/tools.parquet --ba
 from the baseline's tools, generates for them with the current prompt and the embedded profile's LLM, and
 prints, per platform and overall, the yield (queries whose own tool is in the top 10 of all tools) under
 MiniLM and mpnet for the new queries and the baseline's, with the current filters applied to both, the
-share of queries that name their tool, and generation seconds per tool. The checkpoint makes a rerun
+share of queries that name their tool or its service, and generation seconds per tool. The checkpoint makes a rerun
 resume. A pilot of a few tools per platform is a smoke-sized comparison: it says which prompt to try on a
 build's 100 tools, not what that build will give.
 """
@@ -25,7 +25,7 @@ from ecoagent.embeddings import embed
 from ecoagent.llm import make_llm
 from ecoagent.schemas import tool_documents
 from ecoagent.summary import cpu_model, print_table
-from generators.filters import names_tool, rejection
+from generators.filters import names_service, names_tool, rejection
 from generators.generate import QueryGenerator
 from generators.pipeline import generation_key
 from generators.prompts import PROMPT_VERSION
@@ -73,6 +73,7 @@ def main() -> None:
             )
             hits = ranks <= 10
             naming = np.array([names_tool(q, names[t]) for t, q in pairs])
+            service = np.array([names_service(q, {"tool_id": t}) for t, q in pairs])
             for platform in (*PLATFORMS, ""):
                 per = [
                     sum(int(h) for (t, _), h in zip(pairs, hits, strict=True) if t == x)
@@ -91,6 +92,7 @@ def main() -> None:
                         round(float(hits[mask].mean()), 3),
                         round(float(hits[mask & ~naming].mean()), 3),
                         round(float(naming[mask].mean()), 3),
+                        round(float(service[mask].mean()), 3),
                     ]
                 )
     print(
@@ -107,6 +109,7 @@ def main() -> None:
             "share in top 10",
             "share, not naming",
             "naming",
+            "names service",
         ],
         rows,
         title=f"Syn prompt pilot: {len(pick)} tools, one seed (smoke-sized)",

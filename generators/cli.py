@@ -63,6 +63,7 @@ def _run(args: argparse.Namespace) -> int:
             ("query split", ", ".join(f"{k}={v}" for k, v in sorted(q["splits"].items()))),
             ("tool-disjoint split", ", ".join(f"{k}={v}" for k, v in sorted(q["splits_tool"].items()))),
             ("queries naming their tool", f"{q['names_tool_share']:.1%}"),
+            ("queries naming their service", f"{q.get('names_service_share', 0.0):.1%}"),
             ("yield, median queries/tool in top 10", y["per_tool"].get("median")),
             ("the same, equivalents counted", y["with_equivalents"]["per_tool"].get("median")),
             ("queries retrieving their tool @10", f"{y['query_share_top10']:.1%}"),

@@ -4,14 +4,15 @@ language, and whether a query names its tool. Each rejection has a stable reason
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from crawlers.injection import looks_like_instruction
 from generators.dedup import jaccard, shingles
 from generators.equivalents import name_words
-from generators.prompts import FENCE_CLOSE, FENCE_OPEN
+from generators.prompts import FENCE_CLOSE, FENCE_OPEN, service
 
-FILTER_VERSION = "f6"  # part of the generation checkpoint key: changing a rule regenerates
+FILTER_VERSION = "f7"  # part of the generation checkpoint key: changing a rule regenerates
 MIN_WORDS = 5
 MAX_WORDS = 120
 _WORD = re.compile(r"\S+")
@@ -116,8 +117,7 @@ def is_english(query: str, max_foreign: float = 0.3) -> bool:
 def copies_example(query: str, examples: Sequence[str]) -> bool:
     """True when the query equals, or is a near-duplicate (word 1-2-gram Jaccard > 0.7, the dedup rule)
     of, an example shown in the prompt."""
-    grams = shingles(query)
-    return any(jaccard(grams, shingles(e)) > COPY_JACCARD for e in examples)
+    return near_duplicate(query, examples)
 
 
 def rejection(
@@ -196,3 +196,21 @@ def names_tool(query: str, tool_name: str) -> bool:
     if not ordered or (len(ordered) == 1 and len(ordered[0]) < 4):
         return False
     return re.search(phrase, q) is not None
+
+
+def names_service(query: str, tool: Mapping[str, Any]) -> bool:
+    """True when the query names the service or toolkit the tool belongs to (``prompts.service``: "in
+    our Jira", "on Box"); always False for a tool with a two-part id, which has none. Reported beside
+    ``names_tool`` because a named service makes a query easier for lexical retrievers."""
+    words = re.findall(r"[a-z0-9]+", service(tool).lower())
+    if not words:
+        return False
+    return re.search(r"\b" + r"[\s_-]*".join(map(re.escape, words)) + r"\b", query.lower()) is not None
+
+
+def near_duplicate(query: str, earlier: Sequence[str]) -> bool:
+    """True when the query is a near-duplicate (word 1-2-gram Jaccard > 0.7, the dedup rule) of one of
+    ``earlier``. The generator applies it within a tool, so a tool whose list repeats itself asks again
+    instead of losing the repeats at dedup."""
+    grams = shingles(query)
+    return any(jaccard(grams, shingles(e)) > COPY_JACCARD for e in earlier)

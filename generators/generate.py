@@ -22,7 +22,14 @@ from typing import Any
 from ecoagent.checkpoint import JsonlCheckpoint
 from ecoagent.llm import LLMClient, SamplingParams
 from ecoagent.progress import Progress
-from generators.filters import FILTER_VERSION, MAX_WORDS, MIN_WORDS, injected_words, rejection
+from generators.filters import (
+    FILTER_VERSION,
+    MAX_WORDS,
+    MIN_WORDS,
+    injected_words,
+    near_duplicate,
+    rejection,
+)
 from generators.parse import parse_queries
 from generators.prompts import (
     FEW_SHOT,
@@ -142,6 +149,8 @@ class QueryGenerator:
         self.seed = seed
         self.generated_tokens = 0
         self.generation_seconds = 0.0
+        self.generation_cpu_seconds = 0.0  # this process's CPU time in LLM calls (llama.cpp runs in-process)
+        self.tools_generated = 0  # tools generated in this run, not read back from a checkpoint
 
     def _requests(self, state: _ToolState) -> list[tuple[Any, int]]:
         """(conversation, seed) pairs for the next round of one tool."""
@@ -185,7 +194,10 @@ class QueryGenerator:
                 check_end=last,
                 injected=injected,
             )
-            if not reason and _norm(query) in seen:
+            if not reason and (
+                _norm(query) in seen or near_duplicate(query, [q["query"] for q in state.queries])
+            ):
+                # near-duplicates too (the dedup rule), so the tool asks again instead of losing them later
                 reason = "repeats an earlier query of this tool"
             if reason:
                 state.failures.append({"raw": raw, "query": query, "reason": reason, "seed": seed})
@@ -207,9 +219,10 @@ class QueryGenerator:
                 return
             jobs = [(s, conv, seed) for s in active for conv, seed in self._requests(s)]
             params = cfg.sampling(0)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             outputs = self._generate([conv for _, conv, _ in jobs], [seed for _, _, seed in jobs], params)
             self.generation_seconds += time.perf_counter() - started
+            self.generation_cpu_seconds += time.process_time() - cpu
             for (state, conv, seed), raw in zip(jobs, outputs, strict=True):
                 prefix = conv[-1]["content"] if conv[-1]["role"] == "assistant" else ""
                 self._accept(state, raw, seed, prefix)
@@ -245,6 +258,7 @@ class QueryGenerator:
             }
             writer.append([record])  # fsynced: a kill loses only the tools still in flight
             done[record["tool_id"]] = record
+            self.tools_generated += 1
             bar.update()
 
         for start in range(0, len(todo), self.config.tools_per_batch):

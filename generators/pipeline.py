@@ -26,7 +26,7 @@ from ecoagent.models import canonical
 from ecoagent.schemas import tool_documents, validate_tools
 from generators.dedup import MinHashConfig, MinHashDeduper
 from generators.equivalents import EquivalenceRule, find_equivalents
-from generators.filters import names_tool, word_count
+from generators.filters import names_service, names_tool, word_count
 from generators.generate import GenerationConfig, QueryGenerator, read_checkpoint
 from generators.negatives import NegativeConfig, mine_negatives
 from generators.prompts import PROMPT_VERSION
@@ -47,6 +47,7 @@ QUERY_SCHEMA: dict[str, pl.DataType] = {
     "split_tool": pl.String(),  # the tool-disjoint split: test tools (and their equivalents) unseen in train
     "n_words": pl.Int64(),
     "names_tool": pl.Boolean(),
+    "names_service": pl.Boolean(),
     "model": pl.String(),
     "model_file_sha256": pl.String(),
     "prompt_version": pl.String(),
@@ -271,6 +272,7 @@ def run(
                 "split_tool": st,
                 "n_words": word_count(r["query"]),
                 "names_tool": names_tool(r["query"], names[r["tool_id"]]),
+                "names_service": names_service(r["query"], {"tool_id": r["tool_id"]}),
                 "model": info.get("model"),
                 "model_file_sha256": info.get("model_file_sha256"),
                 "prompt_version": PROMPT_VERSION,
@@ -321,6 +323,13 @@ def run(
             "tokens_per_s": round(generator.generated_tokens / generator.generation_seconds, 2)
             if generator.generation_seconds
             else None,
+            # this run's cost (tools resumed from a checkpoint cost nothing here)
+            "tools_generated": generator.tools_generated,
+            "llm_wall_s": round(generator.generation_seconds, 1),
+            "llm_cpu_s": round(generator.generation_cpu_seconds, 1),
+            "llm_cpu_s_per_tool": round(generator.generation_cpu_seconds / generator.tools_generated, 2)
+            if generator.tools_generated
+            else None,
         },
         "dedup": {
             "method": str(dedup_config),
@@ -335,6 +344,7 @@ def run(
             "per_tool": _quantiles(per_tool.astype(float)),
             "n_words": _quantiles(queries["n_words"].to_numpy().astype(float)),
             "names_tool_share": round(float(queries["names_tool"].mean() or 0.0), 4),
+            "names_service_share": round(float(queries["names_service"].mean() or 0.0), 4),
             "splits": dict(Counter(splits)),
             "splits_tool": dict(Counter(tool_splits)),
             "test_distinct": {
@@ -425,6 +435,9 @@ def _per_platform(
             if tools
             else 0.0,
             "names_tool_share": round(float(part["names_tool"].mean() or 0.0), 4) if part.height else 0.0,
+            "names_service_share": round(float(part["names_service"].mean() or 0.0), 4)
+            if part.height
+            else 0.0,
             "n_words_median": float(part["n_words"].median() or 0) if part.height else 0.0,
             "rejected": dict(rejected.most_common()),
         }

@@ -81,13 +81,19 @@ def sanitize(text: str | None, limit: int = MAX_DESCRIPTION_CHARS) -> str:
     return text
 
 
-def toolkit(tool: Mapping[str, Any]) -> str:
-    """The service or toolkit a tool belongs to, when its name alone hides it (an MCP server's
-    ``read_query``, LlamaIndex's ``search`` in ``exa_tool_spec``): the id's middle part, readable."""
+def service(tool: Mapping[str, Any]) -> str:
+    """The service or toolkit a tool belongs to: the middle part of a three-part id, readable (``jira``
+    for ``n8n:jira:issue_create``, ``exa`` for ``llamaindex:exa_tool_spec:search``); "" for a two-part id."""
     parts = str(tool.get("tool_id") or "").split(":")
     if len(parts) < 3:
         return ""
-    kit = re.sub(r"_tool_spec$", "", parts[1]).replace("_", " ").strip()
+    return re.sub(r"_tool_spec$", "", parts[1]).replace("_", " ").strip()
+
+
+def toolkit(tool: Mapping[str, Any]) -> str:
+    """The tool's ``service`` when its name alone hides it (an MCP server's ``read_query``, LlamaIndex's
+    ``search`` in ``exa_tool_spec``), else ""."""
+    kit = service(tool)
     return "" if kit.lower() in str(tool.get("name") or "").lower().replace("_", " ") else kit
 
 

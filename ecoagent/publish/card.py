@@ -457,7 +457,8 @@ def render_card(
     out.append("## Limitations\n")
     out.append(
         "- Syn queries are LLM-generated and may be easier or more templated than real requests; some name "
-        "the tool outright (`names_tool`).\n"
+        "the tool outright (`names_tool`) or the service it belongs to (`names_service`), which helps "
+        "lexical retrievers.\n"
         "- Real pairs rely on an automatic validator; the manual check estimates its agreement with people.\n"
         "- Health signals are a snapshot (catalog commit / link probe time) and drift as services change.\n"
         "- English only; the catalog covers four platforms.\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generators.filters import names_tool, rejection
+from generators.filters import names_service, names_tool, near_duplicate, rejection
 
 
 def test_length_bounds() -> None:
@@ -107,3 +107,20 @@ def test_queries_echoing_an_injected_instruction_are_rejected() -> None:
     )
     assert rejection("Search the web for reviews of the new Serper plan.", injected=words) == ""
     assert injected_words("Search the web with Serper and return results.") == frozenset()
+
+
+def test_names_service() -> None:
+    jira = {"tool_id": "n8n:jira:issue_create"}
+    assert names_service("Open a bug in our Jira project WEB for the login crash.", jira)
+    assert not names_service("Open a bug for the login crash.", jira)
+    box = {"tool_id": "n8n:box:folder_search"}
+    assert names_service("Find the Q3 report on Box.", box) and not names_service("Check my inbox.", box)
+    assert names_service("Get app 0oa1 from our Okta org.", {"tool_id": "mcp:okta:get_application"})
+    assert not names_service("Search the web for cats.", {"tool_id": "crewai:serper_dev_tool"})  # no service
+
+
+def test_near_duplicate_uses_the_dedup_rule() -> None:
+    earlier = ["find cheap flights from lisbon to rome in may"]
+    assert near_duplicate("Find cheap flights from Lisbon to Rome in May please", earlier)
+    assert not near_duplicate("Find a hotel in Rome for two nights in May", earlier)
+    assert not near_duplicate("anything at all", [])

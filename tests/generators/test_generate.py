@@ -50,3 +50,52 @@ def test_checkpoint_resume_reproduces_the_run(tools: pl.DataFrame, llm: LLMClien
     with ckpt.open("a") as fh:
         fh.write('{"tool_id": "torn')  # a run killed mid-write
     assert len(read_checkpoint(ckpt)) == 2
+
+
+class _Scripted(LLMClient):
+    """Answers each list call with the next scripted answer."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+        self.calls = 0
+
+    @property
+    def model_id(self) -> str:
+        return "test/scripted"
+
+    def info(self) -> dict[str, str]:
+        return {"backend": "test", "model_id": self.model_id}
+
+    def generate(self, conversations, params):  # type: ignore[no-untyped-def]
+        out = []
+        for _ in conversations:
+            out.append(self.answers[min(self.calls, len(self.answers) - 1)])
+            self.calls += 1
+        return out
+
+    def yes_probability(self, conversations):  # type: ignore[no-untyped-def]
+        return [0.5 for _ in conversations]
+
+
+def test_a_near_duplicate_within_a_tool_is_rejected_and_asked_for_again(tmp_path: Path) -> None:
+    first = (
+        "1. Find cheap flights from Lisbon to Rome on May 3.\n"
+        "2. Find cheap flights from Lisbon to Rome on May 3 please.\n"  # Jaccard > 0.7 with the first
+        "3. Which airline flies from Porto to Berlin most often?"
+    )
+    second = "1. Book me the earliest train from Madrid to Seville tomorrow."
+    llm = _Scripted([first, second])
+    config = GenerationConfig(queries_per_tool=3, mode="list", oversample=1.0, max_rounds=2)
+    tool = {"tool_id": "test:kit:flights", "name": "flights", "description": "Search flights."}
+    record = next(QueryGenerator(llm, config, seed=0).run([tool], tmp_path / "ckpt.jsonl"))
+    kept = [q["query"] for q in record["queries"]]
+    assert llm.calls == 2  # the near-duplicate left a gap, so the tool was asked again
+    assert kept == [
+        "Find cheap flights from Lisbon to Rome on May 3.",
+        "Which airline flies from Porto to Berlin most often?",
+        "Book me the earliest train from Madrid to Seville tomorrow.",
+    ]
+    reasons = {f["query"]: f["reason"] for f in record["failures"] if "query" in f}
+    assert reasons == {
+        "Find cheap flights from Lisbon to Rome on May 3 please.": "repeats an earlier query of this tool"
+    }

@@ -71,7 +71,17 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
     assert ckpt.read_bytes() == before
     resumed = by_tool["generation"]
     assert resumed["generated_tokens"] == 0  # everything came from the checkpoint
-    speed = ("generated_tokens", "tokens_per_s")
+    # the run's own cost: four tools generated the first time, none on the resume
+    assert stats["generation"]["tools_generated"] == 4 and stats["generation"]["llm_cpu_s"] > 0
+    assert resumed["tools_generated"] == 0 and resumed["llm_cpu_s_per_tool"] is None
+    speed = (
+        "generated_tokens",
+        "tokens_per_s",
+        "tools_generated",
+        "llm_wall_s",
+        "llm_cpu_s",
+        "llm_cpu_s_per_tool",
+    )
     assert {k: v for k, v in resumed.items() if k not in speed} == {
         k: v for k, v in stats["generation"].items() if k not in speed
     }

@@ -8,6 +8,7 @@ from generators.prompts import (
     STYLES,
     list_conversation,
     sanitize,
+    service,
     single_conversation,
 )
 
@@ -61,8 +62,10 @@ def test_the_toolkit_of_a_generic_name_is_shown_inside_the_fence() -> None:
         "name": "playwright_click",
         "description": "Click.",
     }
-    assert "toolkit" not in list_conversation(named, 3)[-1]["content"]  # the name already says it
-    assert "toolkit" not in list_conversation(HOSTILE, 3)[-1]["content"]  # a two-part id has none
+    fence = list_conversation(named, 3)[-1]["content"].split(FENCE_CLOSE)[0]
+    assert "toolkit:" not in fence  # the name already says it
+    assert "toolkit:" not in list_conversation(HOSTILE, 3)[-1]["content"].split(FENCE_CLOSE)[0]  # none
+    assert service(named) == "playwright" and service(HOSTILE) == ""
 
 
 def test_a_wording_change_changes_the_prompt_fingerprint(monkeypatch) -> None:
