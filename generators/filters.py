@@ -192,10 +192,14 @@ def names_tool(query: str, tool_name: str) -> bool:
         return False
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", tool_name).lower()
     ordered = [w for w in re.split(r"[^a-z0-9]+", spaced) if w in words]
-    phrase = r"\b" + r"[\s_-]*".join(re.escape(w) for w in ordered) + r"\b"
     if not ordered or (len(ordered) == 1 and len(ordered[0]) < 4):
         return False
-    return re.search(phrase, q) is not None
+    return _says(q, ordered)
+
+
+def _says(text: str, words: Sequence[str]) -> bool:
+    """True when ``words`` occur in ``text`` in a row, as whole words, joined by spaces, ``_`` or ``-``."""
+    return re.search(r"\b" + r"[\s_-]*".join(map(re.escape, words)) + r"\b", text) is not None
 
 
 def names_service(query: str, tool: Mapping[str, Any]) -> bool:
@@ -203,9 +207,7 @@ def names_service(query: str, tool: Mapping[str, Any]) -> bool:
     our Jira", "on Box"); always False for a tool with a two-part id, which has none. Reported beside
     ``names_tool`` because a named service makes a query easier for lexical retrievers."""
     words = re.findall(r"[a-z0-9]+", service(tool).lower())
-    if not words:
-        return False
-    return re.search(r"\b" + r"[\s_-]*".join(map(re.escape, words)) + r"\b", query.lower()) is not None
+    return bool(words) and _says(query.lower(), words)
 
 
 def near_duplicate(query: str, earlier: Sequence[str]) -> bool:

@@ -130,10 +130,6 @@ class _ToolState:
         return max(0, want - len(self.queries))
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split()).strip(" .?!")
-
-
 class QueryGenerator:
     """Generate queries for tools with one LLM client, checkpointing per tool.
 
@@ -180,7 +176,6 @@ class QueryGenerator:
             state.failures.append({"raw": raw, "reason": parsed.reason, "seed": seed})
             return
         candidates = parsed.queries[:1] if self.config.mode == "single" else parsed.queries
-        seen = {_norm(q["query"]) for q in state.queries}
         examples = [answer for _, _, answer in FEW_SHOT] if self.config.mode == "single" else []
         injected = injected_words(str(state.tool.get("description") or ""))
         for i, query in enumerate(candidates):
@@ -194,16 +189,14 @@ class QueryGenerator:
                 check_end=last,
                 injected=injected,
             )
-            if not reason and (
-                _norm(query) in seen or near_duplicate(query, [q["query"] for q in state.queries])
-            ):
-                # near-duplicates too (the dedup rule), so the tool asks again instead of losing them later
+            if not reason and near_duplicate(query, [q["query"] for q in state.queries]):
+                # exact repeats and near-duplicates (the dedup rule, Jaccard 1.0 for an exact repeat), so the
+                # tool asks again instead of losing them at dedup
                 reason = "repeats an earlier query of this tool"
             if reason:
                 state.failures.append({"raw": raw, "query": query, "reason": reason, "seed": seed})
                 continue
             if len(state.queries) < self.config.queries_per_tool:
-                seen.add(_norm(query))
                 state.queries.append({"query": query, "seed": seed})
 
     def _run_batch(self, states: list[_ToolState], finished: Callable[[_ToolState], None]) -> None:
