@@ -9,7 +9,10 @@ into ``bench/results/llm.md``).
   ``--warmup`` requests (other tools, same shared prefix) run untimed first on every backend, so the timed
   ones measure the steady state of a long Syn run, where llama.cpp's slots already hold the shared
   prefix; ``--warmup 0`` times the cold start.
-- Judgments: the Real validator's yes/no prompt on real ToolBench query / API pairs, one token out.
+- Judgments: the Real validator's yes/no prompt on real ToolBench query / API pairs, one token out, in
+  the order the Real stage sends them (a query's pairs one after another). ``--warmup`` judgments on
+  other queries run untimed first too, so llama.cpp's slots hold the judge's system turn, as they do
+  after the first few judgments of a Real run.
 - CPU-seconds are ``time.process_time()`` of this process (all its threads), so they do not count the
   waiting a busy machine adds; wall seconds are printed beside them.
 - Yield table: per generator choice, queries kept after the filters per tool and how many retrieve their
@@ -77,7 +80,8 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     ]
     params = SamplingParams(max_new_tokens=40, temperature=0.6, stop=("\n",))
     seeds = list(range(len(convs)))
-    judge = judgment_prompts(args.judgments)
+    judge_all = judgment_prompts(args.judgments + args.warmup)
+    judge, judge_warm = judge_all[: args.judgments], judge_all[args.judgments :]
     rows: list[list[Any]] = []
     batches = [int(b) for b in str(args.transformers_batches).split(",") if b.strip()]
     backends = [] if args.skip_transformers else [("transformers", b) for b in batches]
@@ -92,6 +96,8 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         if warm:
             client.generate_seeded(warm, params, [1000 + i for i in range(len(warm))])
         _, gen_cpu, gen_wall = timed(lambda c=client: c.generate_seeded(convs, params, seeds))
+        if judge_warm:
+            client.yes_probability(judge_warm)
         _, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
         rows.append(
             [
@@ -177,7 +183,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--requests", type=int, default=8)
     parser.add_argument(
-        "--warmup", type=int, default=4, help="untimed requests first (0: time the cold start)"
+        "--warmup",
+        type=int,
+        default=4,
+        help="untimed requests and judgments first (0: time the cold start)",
     )
     parser.add_argument("--judgments", type=int, default=16)
     parser.add_argument("--yield-tools", type=int, default=8, help="tools for the yield table (0: skip it)")

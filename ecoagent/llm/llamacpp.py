@@ -255,8 +255,20 @@ class LlamaCppLLM(LLMClient):
 
     def yes_probability(self, conversations: list[Conversation]) -> list[float]:
         """P(yes) / (P(yes) + P(no)) over every spelling of each word among the first token's top 20
-        log-probs (0.5 when neither is there); requests share their system turn's prompt cache."""
-        return list(self._pool.map(self._p_yes, conversations))
+        log-probs (0.5 when neither is there).
+
+        The list is cut into ``slots`` contiguous runs, each judged in order by one thread: neighbours
+        (one query's candidate tools) then land in the slot that has just cached their shared system turn
+        and request, so only the tool's part is prefilled. Spread one by one over the slots, each of a
+        query's pairs prefilled the request again (2.77 against 3.09 CPU-s per judgment for pairs of
+        two, docs/llm.md).
+        """
+        if not conversations:
+            return []
+        size = math.ceil(len(conversations) / self.slots)
+        runs = [conversations[i : i + size] for i in range(0, len(conversations), size)]
+        judged = self._pool.map(lambda run: [self._p_yes(c) for c in run], runs)
+        return [p for run in judged for p in run]
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

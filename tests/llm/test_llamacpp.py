@@ -67,6 +67,33 @@ def test_yes_probability_agrees_with_transformers_on_the_same_weights(llm: Llama
     assert ours == pytest.approx(reference, abs=0.12)
 
 
+def test_neighbouring_judgments_share_their_prompt_and_keep_their_order(llm: LlamaCppLLM) -> None:
+    # two requests, each judged against two tools, in the order the Real stage sends a query's
+    # candidates: each slot judges a contiguous run, so a request's second pair finds system turn and
+    # request in its slot's cache. Spread one by one, both pairs of a request ran at once on two slots.
+    requests = [
+        "I run a bakery in Porto and need to send the weekly order list to our flour supplier by email, "
+        "then put the delivery date in the shared calendar and tell the whole team on our chat channel.",
+        "Our hiking club wants the weather forecast for the Serra da Estrela next weekend, a map of the "
+        "trail from Manteigas to the Torre, and the price of the bus tickets from Lisbon for twelve people.",
+    ]
+    convs = [
+        [
+            {"role": "system", "content": "Answer yes or no."},
+            {"role": "user", "content": f"Request: {request}\nTool: {tool}"},
+        ]
+        for request in requests
+        for tool in ("send an email", "convert a currency")
+    ]
+    alone = [llm.yes_probability([conv])[0] for conv in convs]
+    for other in ("Is the sea blue?", "Is ice cold?"):  # both slots now hold unrelated prompts
+        llm.yes_probability([[{"role": "user", "content": f"{other} Answer yes or no."}]])
+    cached = llm.cached_prompt_tokens
+    together = llm.yes_probability(convs)
+    assert together == pytest.approx(alone, abs=0.02)  # same answers, in the input order
+    assert llm.cached_prompt_tokens - cached >= 80  # each request's second pair reused its ~50 tokens
+
+
 def test_conversation_must_end_with_the_user(llm: LlamaCppLLM) -> None:
     with pytest.raises(ValueError, match="end with a user message"):
         llm.yes_probability([[{"role": "system", "content": "hello"}]])
