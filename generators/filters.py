@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crawlers.injection import looks_like_instruction
-from generators.dedup import jaccard, shingles
+from generators.dedup import MinHashConfig, jaccard, shingles
 from generators.equivalents import name_words
 from generators.prompts import FENCE_CLOSE, FENCE_OPEN, service
 
@@ -19,7 +19,9 @@ _WORD = re.compile(r"\S+")
 _ECHO = re.compile(r"TOOL_DOCS|<<<|>>>|^(?:name|description|arguments|style)\s*:", re.IGNORECASE)
 
 
-COPY_JACCARD = 0.7  # the dedup threshold: a query this close to a prompt example is a copy of it
+# the dedup threshold, read from dedup's own config so the two rules cannot drift apart: a query this
+# close to a prompt example is a copy of it, to an earlier query of its tool a repeat
+COPY_JACCARD = MinHashConfig().threshold
 # chatter around the answer, refusals and talk about the task instead of a request
 _META = re.compile(
     r"^(?:sure\b|certainly\b|of course\b|here(?:'s| is| are)\b|as an ai\b|i'?m sorry|i am sorry|"
