@@ -8,6 +8,12 @@ yes-probability per class and seconds per pair (wall and CPU). It reads the dev 
 prompt design never looks at the test labels the stage reports.
 
     .venv/bin/python bench/bench_real.py --per-kind 40
+
+``--calibration-sizes 20,40,60,100 --targets 0.9,0.8 --real-out out`` (needs ``--per-kind`` at least the
+largest size) adds how stable the calibrated threshold is: for each nested dev sample and precision target,
+the threshold the Real stage would pick, its 90% bootstrap interval over resamples of those pairs
+(``validators.calibration.threshold_interval``), and, from a build's ``real/decisions.parquet`` (scored
+with the same model and prompt), how many Real queries each end of the interval would keep.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ecoagent.config import get_profile
 from ecoagent.llm import make_llm
 from ecoagent.schemas import tool_document
 from ecoagent.summary import cpu_model, print_table
-from validators.calibration import bootstrap_auc, roc_auc
+from validators.calibration import bootstrap_auc, calibrate_threshold, roc_auc, threshold_interval
 from validators.labels import build_labels, sample_labels
 from validators.prompt import validator_conversation
 from validators.recall import embed
@@ -66,6 +72,9 @@ def main() -> None:
         "--llm", action="append", help="validator model to compare (repeatable; default: the profile's llm)"
     )
     parser.add_argument("--few-shot", action="store_true", help="also score the few-shot prompt variant")
+    parser.add_argument("--calibration-sizes", default="", help="nested dev sizes per kind, e.g. 20,60,100")
+    parser.add_argument("--targets", default="0.9", help="precision targets of the calibration table")
+    parser.add_argument("--real-out", default=None, help="a build folder whose Real decisions to count")
     args = parser.parse_args()
     from ecoagent.config import default_mirror
 
@@ -102,6 +111,8 @@ def main() -> None:
             s = np.array(llm.yes_probability(convs))
             label = f"{llm.model_id.split('/')[-1]} {'few-shot' if few_shot else 'zero-shot'}"
             rows += _rows(label, labels, kinds, s, time.perf_counter() - t0, time.process_time() - c0)
+            if not few_shot and model == (args.llm or [profile.models.llm])[0]:
+                zero_shot = {p.pair.key: float(v) for p, v in zip(pairs, s, strict=True)}
         del llm
     print_table(
         [
@@ -117,6 +128,38 @@ def main() -> None:
         title=f"ToolBench dev labels: {args.per_kind} pairs per kind (positive, random, hard); "
         f"CPU {cpu_model()}",
     )
+
+    if args.calibration_sizes:
+        _calibration_table(args, build_labels(parsed.queries), zero_shot)
+
+
+def _calibration_table(args: argparse.Namespace, labelled: list, scores: dict) -> None:
+    """The calibrated threshold per nested dev size and target, its bootstrap interval, and the Real
+    queries a build would keep at the threshold and at the interval's ends."""
+    import polars as pl
+
+    kept = None
+    if args.real_out:
+        decisions = pl.read_parquet(f"{args.real_out}/real/decisions.parquet").filter(pl.col("passed_recall"))
+        kept = lambda t: decisions.filter(pl.col("validator_score") >= t)["query_id"].n_unique()  # noqa: E731
+    rows = []
+    for n in (int(x) for x in args.calibration_sizes.split(",")):
+        if n > args.per_kind:
+            raise SystemExit(f"--calibration-sizes {n} exceeds --per-kind {args.per_kind}")
+        dev = sample_labels(labelled, "dev", n)
+        y, sc = [p.label for p in dev], [scores[p.pair.key] for p in dev]
+        for target in (float(x) for x in args.targets.split(",")):
+            fit = calibrate_threshold(y, sc, target)
+            ci = threshold_interval(y, sc, target)
+            row = [n, target, f"{fit['threshold']:.3f}", f"{fit['recall']:.2f}", fit["tp"]]
+            row += [f"[{ci['low']:.3f}, {ci['high']:.3f}]"]
+            if kept is not None:
+                row += [kept(fit["threshold"]), f"{kept(ci['high'])}-{kept(ci['low'])}"]
+            rows.append(row)
+    headers = ["dev pairs per kind", "precision target", "threshold", "dev recall", "dev tp", "90% interval"]
+    if kept is not None:
+        headers += ["Real queries kept", "kept at the interval's ends"]
+    print_table(headers, rows, title="The calibrated threshold and how far it moves (zero-shot validator)")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
+from ecoagent.bootstrap import stratified_interval
 from ecoagent.config import SMOLLM2, Profile
 from ecoagent.embeddings import embed
 from ecoagent.models import canonical
@@ -393,6 +394,25 @@ def run(
     return stats
 
 
+def median_interval(
+    values: np.ndarray, strata: list[str], n_boot: int = 2000, seed: int = 0, level: float = 0.9
+) -> list[float]:
+    """Percentile bootstrap interval of the median of ``values``, resampling within each stratum.
+
+    Syn's tool sample is stratified by platform, so tools are resampled within their platform. Per-tool
+    yields are bimodal (generic tools with dozens of same-purpose rivals find themselves rarely), and the
+    median of 100 of them moves by a whole query between two generations of the same tools. The interval
+    says whether a median clears the target by more than that noise.
+    """
+    values = np.asarray(values, dtype=float)
+    if not values.size:
+        return []
+    low, high, _ = stratified_interval(
+        strata, lambda idx: float(np.median(values[idx])), n_boot=n_boot, seed=seed, level=level
+    )
+    return [low, high]
+
+
 def _yield(ranks: np.ndarray, rows: list[dict[str, Any]], sample: pl.DataFrame) -> dict[str, Any]:
     """Yield per tool (queries whose own tool is in the top 10) and rank metrics for one encoder."""
     hits = Counter(r["tool_id"] for r, rank in zip(rows, ranks, strict=True) if rank <= TOP_K)
@@ -400,6 +420,7 @@ def _yield(ranks: np.ndarray, rows: list[dict[str, Any]], sample: pl.DataFrame) 
     return {
         "per_tool_mean": round(float(per_tool.mean()), 3),
         "per_tool": _quantiles(per_tool),
+        "per_tool_median_ci90": median_interval(per_tool, sample["platform"].to_list()),
         "query_share_top10": round(float((ranks <= TOP_K).mean()), 4),
         "query_share_top1": round(float((ranks == 1).mean()), 4),
         "mrr": round(float((1.0 / ranks).mean()), 4),

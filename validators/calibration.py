@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ecoagent.bootstrap import stratified_interval
+
 MIN_PRECISION = 0.9  # the calibration target: the lowest threshold whose precision reaches it
 
 
@@ -83,6 +85,44 @@ def calibrate_threshold(
             best = pr
     assert best is not None  # the highest score keeps at least one pair
     return {**best, "min_precision": min_precision, "reached": False}
+
+
+def threshold_interval(
+    labels: Sequence[int],
+    scores: Sequence[float],
+    min_precision: float = MIN_PRECISION,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.9,
+) -> dict[str, Any]:
+    """How far the calibrated threshold moves when other dev pairs are drawn: ``calibrate_threshold`` on
+    bootstrap resamples of the labelled pairs (positives and negatives resampled separately, keeping the
+    sample's class sizes), as a percentile interval.
+
+    A threshold set at a high precision rests on the few negatives that score highest, so the same
+    validator on another draw of dev pairs can keep a very different number of pairs; this interval is
+    what the size of the Real split depends on.
+    """
+    y = np.asarray(labels, dtype=int)
+    s = np.asarray(scores, dtype=float)
+    if not (y == 1).any():
+        raise ValueError("calibration needs at least one positive labelled pair")
+    reached: list[bool] = []
+
+    def refit(idx: np.ndarray) -> float:
+        fit = calibrate_threshold(y[idx].tolist(), s[idx].tolist(), min_precision)
+        reached.append(bool(fit["reached"]))
+        return float(fit["threshold"])
+
+    low, high, found = stratified_interval(y == 1, refit, n_boot=n_boot, seed=seed, level=level)
+    return {
+        "level": level,
+        "low": low,
+        "median": float(np.median(found)),
+        "high": high,
+        "resamples": n_boot,
+        "reached_share": sum(reached) / n_boot,
+    }
 
 
 def auc_report(labels: Sequence[int], scores: Sequence[float], n_boot: int = 1000, seed: int = 0) -> dict:

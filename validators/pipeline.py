@@ -34,7 +34,7 @@ from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parqu
 from ecoagent.config import Profile, default_mirror
 from ecoagent.embeddings import embed
 from ecoagent.schemas import tool_document, tool_documents, validate_tools
-from validators.calibration import auc_report, calibrate_threshold, precision_recall
+from validators.calibration import auc_report, calibrate_threshold, precision_recall, threshold_interval
 from validators.config import RealConfig
 from validators.labels import LabeledPair, argument_lines, build_labels, sample_labels
 from validators.prompt import PROMPT_VERSIONS
@@ -214,11 +214,11 @@ def measure(cfg: RealConfig, validator: Validator, labels: list[LabeledPair]) ->
     }
     calibration = None
     if dev:
-        calibration = calibrate_threshold(
-            [lp.label for lp in dev], [scores[lp.pair.key] for lp in dev], cfg.min_precision
-        )
+        dev_labels, dev_scores = [lp.label for lp in dev], [scores[lp.pair.key] for lp in dev]
+        calibration = calibrate_threshold(dev_labels, dev_scores, cfg.min_precision)
         out["calibration"] = {
             **calibration,
+            "bootstrap": threshold_interval(dev_labels, dev_scores, cfg.min_precision, seed=cfg.seed),
             "model": validator.model,
             "prompt_version": validator.prompt_version,
             "on": f"dev: {len(dev)} pairs ({Counter(lp.kind for lp in dev)['positive']} per kind)",
@@ -247,6 +247,24 @@ def measure(cfg: RealConfig, validator: Validator, labels: list[LabeledPair]) ->
         y_all = [lp.label for lp in test]
         out["test"]["all"] = precision_recall(y_all, [scores[lp.pair.key] for lp in test], threshold)
     return out, float(threshold)
+
+
+def _threshold_sensitivity(
+    measurement: dict[str, Any], threshold: float, validated: pl.DataFrame
+) -> dict[str, Any] | None:
+    """What the build would keep at the ends of the calibrated threshold's bootstrap interval: the size of
+    the Real split is only as fixed as this range (None when the threshold was not calibrated here)."""
+    interval = (measurement.get("calibration") or {}).get("bootstrap")
+    if measurement.get("threshold_source") != "calibrated on dev" or not interval:
+        return None
+    points = {"low": interval["low"], "used": threshold, "high": interval["high"]}
+    rows = threshold_grid(
+        validated["validator_score"].to_numpy(), validated["query_id"].to_list(), list(points.values())
+    )
+    return {
+        "interval": f"{interval['level']:.0%} bootstrap interval of the threshold over the dev pairs",
+        **{name: row for name, row in zip(points, rows, strict=True)},
+    }
 
 
 def _pair_cosines(encoder: str, labelled: Sequence[LabeledPair]) -> list[float]:
@@ -552,6 +570,7 @@ def run(
             "threshold_grid": threshold_grid(
                 validated["validator_score"].to_numpy(), validated["query_id"].to_list(), VALIDATOR_GRID
             ),
+            "threshold_sensitivity": _threshold_sensitivity(measurement, threshold, validated),
         },
         "mcp_prompts": mcp_stats,
         "timings": timings,

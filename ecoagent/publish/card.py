@@ -231,6 +231,25 @@ def _derived_removals(stage: str, data: Mapping[str, Any]) -> list[tuple[str, An
     return out
 
 
+def _threshold_limitation(real: Mapping[str, Any] | None) -> str:
+    """A limitation line on how much the size of Real rests on the calibrated validator threshold."""
+    validator = (real or {}).get("validator") or {}
+    sens = validator.get("threshold_sensitivity")
+    calib = (validator.get("measurement") or {}).get("calibration") or {}
+    if not isinstance(sens, Mapping) or not all(
+        isinstance(sens.get(k), Mapping) for k in ("low", "used", "high")
+    ):
+        return ""
+    low, used, high = sens["low"], sens["used"], sens["high"]
+    return (
+        f"- Real's size rests on the validator threshold {used['threshold']:.3f}, calibrated on "
+        f"{calib.get('on', 'the dev pairs')}. Over bootstrap resamples of those pairs its 90% interval is "
+        f"[{low['threshold']:.3f}, {high['threshold']:.3f}], where this build would keep between "
+        f"{high['queries']} and {low['queries']} queries instead of {used['queries']}; Real's tables move "
+        "with it.\n"
+    )
+
+
 def _stage_stats(art: ArtifactDir) -> dict[str, dict[str, Any] | None]:
     paths = {
         "crawl": art.crawl_report,
@@ -460,6 +479,7 @@ def render_card(
         "the tool outright (`names_tool`) or the service it belongs to (`names_service`), which helps "
         "lexical retrievers.\n"
         "- Real pairs rely on an automatic validator; the manual check estimates its agreement with people.\n"
+        f"{_threshold_limitation(stats['real'])}"
         "- Health signals are a snapshot (catalog commit / link probe time) and drift as services change.\n"
         "- English only; the catalog covers four platforms.\n"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -12,7 +13,7 @@ from ecoagent.artifacts import ArtifactDir
 from ecoagent.config import get_profile
 from ecoagent.llm import LLMClient
 from generators.dedup import MinHashDeduper
-from generators.pipeline import QUERY_SCHEMA, run
+from generators.pipeline import QUERY_SCHEMA, median_interval, run
 
 
 @pytest.mark.slow
@@ -55,6 +56,8 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
     for name in (minilm, mpnet):  # equivalents only add true tools: never a lower yield
         strict, labels = stats["yield"][name], stats["yield"][name]["with_equivalents"]
         assert labels["per_tool_mean"] >= strict["per_tool_mean"] and labels["mrr"] >= strict["mrr"]
+        low, high = strict["per_tool_median_ci90"]
+        assert low <= strict["per_tool"]["median"] <= high
     assert stats["leakage"]["tool_split"] == 0 and stats["leakage"]["query_split"] == 0
     assert sum(p["queries"] for p in stats["per_platform"].values()) == queries.height
     # the tool-disjoint split never puts one tool in two splits
@@ -124,3 +127,17 @@ def test_the_embedded_default_model_end_to_end(small_out: Path) -> None:
     # the last item of an answer must end its sentence (the filter); the model ends nearly all the others too
     assert sum(ends_sentence(q) for q in texts) >= 0.9 * len(texts)
     assert stats["yield"][profile.models.sbert]["per_tool"]["median"] >= 5
+
+
+def test_median_interval_resamples_tools_within_their_platform() -> None:
+    assert median_interval(np.full(30, 7.0), ["a"] * 15 + ["b"] * 15) == [7.0, 7.0]
+    # half the tools yield 9 (platform a), half 3 (platform b): every stratified resample keeps the
+    # halves, so its median is always 6; resampling across platforms would scatter it over 3, 6 and 9
+    values, strata = np.array([9.0] * 50 + [3.0] * 50), ["a"] * 50 + ["b"] * 50
+    assert median_interval(values, strata) == [6.0, 6.0]
+    assert median_interval(values, ["x"] * 100) == [3.0, 9.0]
+    # 55 tools at 8 and 45 at 2 on one platform: the median is 8, but in about a fifth of resamples
+    # half the tools are 2s, so the interval reaches down to 5 (a tie) or 2
+    low, high = median_interval(np.array([8.0] * 55 + [2.0] * 45), ["x"] * 100)
+    assert low <= 5.0 and high == 8.0
+    assert median_interval(np.array([]), []) == []

@@ -10,7 +10,7 @@ import yaml
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from ecoagent.artifacts import ArtifactDir
-from ecoagent.publish.card import size_category
+from ecoagent.publish.card import _threshold_limitation, size_category
 
 
 def _card(out: Path) -> tuple[str, dict]:
@@ -100,3 +100,24 @@ def test_card_cites_links_and_stays_small(published: dict, small_out: Path) -> N
     assert (
         syn["dedup.removed"] == json.loads(ArtifactDir(small_out).syn_stats.read_text())["dedup"]["removed"]
     )
+
+
+def test_limitations_say_how_far_reals_size_rests_on_the_threshold() -> None:
+    row = lambda t, q: {"threshold": t, "pairs": q + 1, "queries": q, "share": 0.1}  # noqa: E731
+    real = {
+        "validator": {
+            "measurement": {"calibration": {"on": "dev: 60 pairs (20 per kind)"}},
+            "threshold_sensitivity": {
+                "interval": "90% bootstrap interval",
+                "low": row(0.6165, 100),
+                "used": row(0.7142, 24),
+                "high": row(0.7325, 17),
+            },
+        }
+    }
+    line = _threshold_limitation(real)
+    assert "threshold 0.714, calibrated on dev: 60 pairs (20 per kind)" in line
+    assert "[0.617, 0.733]" in line and "between 17 and 100 queries instead of 24" in line
+    # a fixed threshold (no sensitivity recorded) or no Real stage: nothing to say
+    assert _threshold_limitation({"validator": {"threshold_sensitivity": None}}) == ""
+    assert _threshold_limitation(None) == ""

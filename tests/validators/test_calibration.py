@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from validators.calibration import auc_report, bootstrap_auc, calibrate_threshold, precision_recall, roc_auc
+from validators.calibration import (
+    auc_report,
+    bootstrap_auc,
+    calibrate_threshold,
+    precision_recall,
+    roc_auc,
+    threshold_interval,
+)
 
 
 def test_roc_auc_known_values() -> None:
@@ -46,3 +53,23 @@ def test_bootstrap_interval_covers_and_is_seeded() -> None:
     assert lo <= auc <= hi and 0 < hi - lo < 0.3
     assert bootstrap_auc(labels, scores, n_boot=300, seed=1) == (lo, hi)
     assert auc_report([1, 1, 0], [0.9, 0.8, 0.1], n_boot=50)["auc"] == 1.0
+
+
+def test_threshold_interval_collapses_when_the_classes_are_apart() -> None:
+    # every positive scores 0.8, every negative 0.2: any resample calibrates to 0.8
+    got = threshold_interval([1] * 10 + [0] * 20, [0.8] * 10 + [0.2] * 20, n_boot=200)
+    assert (got["low"], got["median"], got["high"]) == (0.8, 0.8, 0.8)
+    assert got["reached_share"] == 1.0 and got["resamples"] == 200
+
+
+def test_threshold_interval_spans_the_jump_a_few_negatives_cause() -> None:
+    # 20 positives (10 at 0.9, 10 at 0.6) and 21 negatives, two of them at 0.7, the rest at 0.1.
+    # Keeping >= 0.6 has precision 20 / (20 + k) for the k high negatives drawn: >= 0.9 while k <= 2
+    # (threshold 0.6, the full sample's answer) and below it for k >= 3 (P about 0.3: threshold 0.9).
+    labels = [1] * 20 + [0] * 21
+    scores = [0.9] * 10 + [0.6] * 10 + [0.7] * 2 + [0.1] * 19
+    assert calibrate_threshold(labels, scores)["threshold"] == 0.6
+    got = threshold_interval(labels, scores, n_boot=400, seed=1)
+    assert got["low"] == 0.6 and got["median"] == 0.6 and got["high"] == 0.9
+    with pytest.raises(ValueError, match="positive"):
+        threshold_interval([0, 0], [0.1, 0.2])

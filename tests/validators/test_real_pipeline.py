@@ -71,6 +71,18 @@ def test_threshold_is_calibrated_on_dev_labels(real_out) -> None:
     # labelled pairs are checkpointed apart from the Real pairs
     lines = (Path(real_out[0]) / "real" / "labels_checkpoint.jsonl").read_text().splitlines()
     assert len(lines) == 12
+    # how far the threshold moves over resamples of the dev pairs, and what the build keeps at its ends
+    boot = cal["bootstrap"]
+    assert boot["low"] <= boot["median"] <= boot["high"] and boot["resamples"] == 1000
+    sens = stats["validator"]["threshold_sensitivity"]
+    assert [sens[k]["threshold"] for k in ("low", "used", "high")] == [
+        boot["low"],
+        cal["threshold"],
+        boot["high"],
+    ]
+    assert sens["used"]["queries"] == stats["pairs"]["queries_after_validation"]
+    assert sens["used"]["pairs"] == stats["pairs"]["after_validation"]
+    assert sens["low"]["queries"] >= sens["used"]["queries"] >= sens["high"]["queries"]
 
 
 def test_pairs_splits_and_stats(real_out: tuple[Path, dict[str, Any]]) -> None:
