@@ -361,8 +361,14 @@ def run(
             "target": "median >= 7 of 10 per tool (MiniLM, own tool only)",
             "with_equivalents": "the same count when the top 10 holds the query's own tool or one of its "
             "cross-platform equivalents, the true tools the evaluation scores Syn queries against",
+            "not_naming_tool": "the same count over the queries that do not name their tool (an encoder "
+            "finds a query that names its tool by the name): how much of the yield the request itself earns",
             **{
-                name: {**_yield(r, rows, sample), "with_equivalents": _yield(er, rows, sample)}
+                name: {
+                    **_yield(r, rows, sample),
+                    "with_equivalents": _yield(er, rows, sample),
+                    "not_naming_tool": _yield(r, rows, sample, keep=~queries["names_tool"].to_numpy()),
+                }
                 for name, r, er in (
                     (profile.models.sbert, ranks, equiv_ranks),
                     (second, second_ranks, second_equiv_ranks),
@@ -413,11 +419,23 @@ def median_interval(
     return [low, high]
 
 
-def _yield(ranks: np.ndarray, rows: list[dict[str, Any]], sample: pl.DataFrame) -> dict[str, Any]:
-    """Yield per tool (queries whose own tool is in the top 10) and rank metrics for one encoder."""
+def _yield(
+    ranks: np.ndarray, rows: list[dict[str, Any]], sample: pl.DataFrame, keep: np.ndarray | None = None
+) -> dict[str, Any]:
+    """Yield per tool (queries whose own tool is in the top 10) and rank metrics for one encoder.
+
+    ``keep`` counts only some queries (``not_naming_tool``: those that do not name their tool, which an
+    encoder finds by the name alone), still per sampled tool, so the two yields compare directly.
+    """
+    if keep is not None:
+        rows = [r for r, k in zip(rows, keep, strict=True) if k]
+        ranks = ranks[keep]
     hits = Counter(r["tool_id"] for r, rank in zip(rows, ranks, strict=True) if rank <= TOP_K)
     per_tool = np.array([hits.get(t, 0) for t in sample["tool_id"]], float)
+    if not ranks.size:
+        return {"queries": 0, "per_tool_mean": 0.0, "per_tool": _quantiles(per_tool)}
     return {
+        "queries": int(ranks.size),
         "per_tool_mean": round(float(per_tool.mean()), 3),
         "per_tool": _quantiles(per_tool),
         "per_tool_median_ci90": median_interval(per_tool, sample["platform"].to_list()),

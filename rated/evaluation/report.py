@@ -77,6 +77,32 @@ def construction_line(adv: dict[str, Any]) -> str:
     return f"**Construction advantage** (Real {adv['split']}; {adv['note']}): " + "; ".join(cells) + "."
 
 
+def naming_table(by: dict[str, Any]) -> str:
+    """Under a Syn Table 1: each method's MRR on the test queries that name their tool and on the rest."""
+    body = [[method, fmt(c["mrr_naming"]), fmt(c["mrr_not_naming"])] for method, c in by["methods"].items()]
+    return format_table(
+        [
+            "Method",
+            f"MRR, naming their tool ({by['queries_naming']} q)",
+            f"MRR, not naming it ({by['queries_not_naming']} q)",
+        ],
+        body,
+    )
+
+
+def naming_test_line(by: dict[str, Any]) -> str:
+    """The fine-tuned encoder against its backbone on each part of a naming split."""
+    cells = []
+    for part, label in (("not_naming", "not naming their tool"), ("naming", "naming it")):
+        t = by.get("fine_tuned_vs_backbone", {}).get(part)
+        if t:
+            cells.append(
+                f"{label} ({t['n_queries']} q): {t['mean_diff']:+.3f} MRR, 95% CI [{t['ci_low']:+.3f}, "
+                f"{t['ci_high']:+.3f}], randomization p = {t['p_randomization']:.3g}"
+            )
+    return ("**Fine-tuned encoder vs its backbone**: " + "; ".join(cells) + ".") if cells else ""
+
+
 def significance_lines(sig: dict[str, dict[str, Any]]) -> str:
     lines = []
     for split, t in sig.items():
@@ -369,6 +395,16 @@ def render_markdown(report: dict[str, Any]) -> str:
             ]
             if split == "real" and off.get("construction_advantage"):
                 parts += [construction_line(off["construction_advantage"]), ""]
+            if split in off.get("by_naming", {}):
+                parts += [
+                    "Split by whether the query names its tool (found by the name alone; lexical methods "
+                    "gain most):",
+                    "",
+                    naming_table(off["by_naming"][split]),
+                    "",
+                    naming_test_line(off["by_naming"][split]),
+                    "",
+                ]
         for split, why in report.get("data", {}).get("skipped", {}).items():
             parts += [f"- {split} ({DATASET_LABELS.get(split, split)}): not evaluated: {why}."]
         parts.append("")

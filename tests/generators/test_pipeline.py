@@ -58,6 +58,10 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
         assert labels["per_tool_mean"] >= strict["per_tool_mean"] and labels["mrr"] >= strict["mrr"]
         low, high = strict["per_tool_median_ci90"]
         assert low <= strict["per_tool"]["median"] <= high
+        # the queries that do not name their tool: a subset, so never more hits per tool
+        plain = strict["not_naming_tool"]
+        assert plain["queries"] == int((~queries["names_tool"]).sum())
+        assert plain["per_tool_mean"] <= strict["per_tool_mean"]
     assert stats["leakage"]["tool_split"] == 0 and stats["leakage"]["query_split"] == 0
     assert sum(p["queries"] for p in stats["per_platform"].values()) == queries.height
     # the tool-disjoint split never puts one tool in two splits

@@ -87,6 +87,16 @@ def tiny_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
             )
     syn = pl.DataFrame(rows)
     write_parquet(syn, art.syn_positives)
+    # names_tool as Syn's filter would set it: the query contains the tool's own name
+    names = {k: n.split()[0].lower() for k, (n, _) in TOOLS.items()}
+    write_parquet(
+        syn.with_columns(
+            pl.struct("query", "tool_id")
+            .map_elements(lambda r: names[r["tool_id"][5:]] in r["query"], return_dtype=pl.Boolean)
+            .alias("names_tool")
+        ),
+        art.syn_queries,
+    )
     syn = syn.drop("split_tool")
     extra = syn.filter(pl.col("tool_id") == "test:gmail").with_columns(
         pl.lit("test:outlook").alias("tool_id")
@@ -189,6 +199,28 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     )
     assert adv["RATED Full (encoder only)"]["proposer"] is None
     assert report["offline"]["significance"]["real"]["exact"] is False  # 24 test queries > 20
+    # Syn's Table 1 split by tool naming: the test queries containing their tool's name, in pool order
+    naming = {"gmail-1", "outlook-1", "outlook-2", "pdf-1", "pdf-2", "ocr-2", "wiki-2", "slack-1", "slack-2"}
+    naming |= {"github-2", "search-1", "sheets-2"}  # "google the latest results", "... google sheets"
+    by = report["offline"]["by_naming"]["syn"]
+    assert (by["queries_naming"], by["queries_not_naming"]) == (12, 12)
+    test_ids = sorted(f"{t}-{i}" for t in QUERIES for i in (1, 2))
+    for method, cell in by["methods"].items():
+        rr = report["offline"]["per_query_rr"][f"{method} | syn"]
+        flagged = [x for q, x in zip(test_ids, rr, strict=True) if q in naming]
+        rest = [x for q, x in zip(test_ids, rr, strict=True) if q not in naming]
+        assert cell["mrr_naming"] == pytest.approx(sum(flagged) / 12)
+        assert cell["mrr_not_naming"] == pytest.approx(sum(rest) / 12)
+    # the name is the strongest lexical cue
+    assert by["methods"]["BM25"]["mrr_naming"] > by["methods"]["BM25"]["mrr_not_naming"]
+    tests = by["fine_tuned_vs_backbone"]
+    assert tests["naming"]["n_queries"] == 12 and tests["not_naming"]["n_queries"] == 12
+    cells = by["methods"]
+    for part, key in (("naming", "mrr_naming"), ("not_naming", "mrr_not_naming")):
+        diff = cells["RATED Full (encoder only)"][key] - cells["RATED w/o Contrastive (encoder only)"][key]
+        assert tests[part]["mean_diff"] == pytest.approx(diff)
+    text = (eval_dir / "report.md").read_text()
+    assert "names its tool" in text and "Fine-tuned encoder vs its backbone" in text
     real = report["simulation"]["real"]["scenarios"]
     assert {"rho=20%", "rho=30%", "recovering (rho=20%)"} <= set(real)
     agg = real["rho=20%"]["aggregate"]
