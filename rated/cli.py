@@ -67,6 +67,13 @@ def _train(args: argparse.Namespace) -> int:
             rows.append([name, block.get("skipped", "-"), ""])
     if stats.get("fine_tuning_loses"):
         print(stats["fine_tuning_loses"])
+    unclear = [
+        name
+        for name, block in (stats.get("held_out") or {}).items()
+        if block.get("mrr_gain", 0) > 0 and "not distinguishable" in block.get("verdict", "")
+    ]
+    if unclear:
+        print(f"gain not distinguishable from none (paired 95% CI includes 0): {', '.join(unclear)}")
     title = f"train → {Path(args.out) / 'model'}" + (" (up to date, skipped)" if stats.get("skipped") else "")
     print_table(["", "value / before", "after"], rows, title=title)
     return 0

@@ -104,8 +104,14 @@ def test_held_out_comparison_scores_known_answers(small_tools, dual_encoder) -> 
     assert tool_split["distinct_queries"] == 4 and "smoke_test" in tool_split
     assert tool_split["fine-tuned"]["MRR"] > 0.9 and tool_split["fine-tuned"]["Recall@1"] > 0.7
     assert tool_split["fine-tuned"] == tool_split["backbone"] and tool_split["mrr_gain"] == 0
-    assert "does NOT beat" in tool_split["verdict"]
+    assert "does NOT beat" in tool_split["verdict"] and "not distinguishable" in tool_split["verdict"]
+    assert tool_split["paired_test"]["mean_diff"] == 0.0
     assert "skipped" in result["syn_query_split_test_seen_tools"]
+    # with Syn's naming flags: the tool-disjoint test without the queries that name their tool
+    sets = held_out_sets(positives, train_tools, None, naming={"q8", "q11"})
+    assert sets["syn_tool_split_test_not_naming_tool"][0]["query_id"].to_list() == ["q9", "q10"]
+    result = held_out_comparison(small_tools, sets, {"fine-tuned": dual_encoder, "backbone": dual_encoder})
+    assert result["syn_tool_split_test_not_naming_tool"]["distinct_queries"] == 2
 
 
 def test_triples_without_negatives_fall_back_to_random_other_tools(small_tools, syn) -> None:
@@ -175,3 +181,20 @@ def test_train_command_fine_tunes_saves_and_resumes(tmp_path: Path, small_tools,
     # a second run with the same config and data is skipped
     assert main(argv) == 0
     assert "skipped" in capsys.readouterr().out
+
+
+def test_why_not_names_tool_learning_when_only_the_not_naming_set_is_lost() -> None:
+    from rated.train import _why_not
+
+    record = {"train_examples": 5000, "val_before": {"mrr@10": 0.4}, "val_after": {"mrr@10": 0.5}}
+    comparison = {
+        "syn_tool_split_test": {"mrr_gain": 0.04},
+        "syn_tool_split_test_not_naming_tool": {"mrr_gain": -0.01},
+    }
+    why = _why_not(comparison, record)
+    assert why is not None and why.startswith(
+        "fine-tuning did not beat the backbone on syn_tool_split_test_not"
+    )
+    assert "learned tool names" in why
+    comparison["syn_tool_split_test_not_naming_tool"]["mrr_gain"] = 0.02
+    assert _why_not(comparison, record) is None
