@@ -231,6 +231,22 @@ def _derived_removals(stage: str, data: Mapping[str, Any]) -> list[tuple[str, An
     return out
 
 
+def _naming_limitation(syn: Mapping[str, Any] | None) -> str:
+    """A limitation line on how much of Syn's yield comes from queries that name their tool."""
+    share = ((syn or {}).get("queries") or {}).get("names_tool_share")
+    sbert = ((syn or {}).get("config") or {}).get("sbert")
+    yields = (syn or {}).get("yield") or {}
+    block = yields.get(sbert) if isinstance(sbert, str) else None
+    plain = (block or {}).get("not_naming_tool") if isinstance(block, Mapping) else None
+    if share is None or not isinstance(plain, Mapping) or "per_tool" not in plain:
+        return ""
+    return (
+        f"  In this build {share:.0%} of Syn queries name their tool. The median number of queries per tool "
+        f"that find their tool in the top 10 ({sbert.split('/')[-1]}) is "
+        f"{block['per_tool'].get('median')} with them and {plain['per_tool'].get('median')} without them.\n"
+    )
+
+
 def _threshold_limitation(real: Mapping[str, Any] | None) -> str:
     """A limitation line on how much the size of Real rests on the calibrated validator threshold."""
     validator = (real or {}).get("validator") or {}
@@ -478,6 +494,7 @@ def render_card(
         "- Syn queries are LLM-generated and may be easier or more templated than real requests; some name "
         "the tool outright (`names_tool`) or the service it belongs to (`names_service`), which helps "
         "lexical retrievers.\n"
+        f"{_naming_limitation(stats['syn'])}"
         "- Real pairs rely on an automatic validator; the manual check estimates its agreement with people.\n"
         f"{_threshold_limitation(stats['real'])}"
         "- Health signals are a snapshot (catalog commit / link probe time) and drift as services change.\n"

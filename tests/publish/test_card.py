@@ -121,3 +121,20 @@ def test_limitations_say_how_far_reals_size_rests_on_the_threshold() -> None:
     # a fixed threshold (no sensitivity recorded) or no Real stage: nothing to say
     assert _threshold_limitation({"validator": {"threshold_sensitivity": None}}) == ""
     assert _threshold_limitation(None) == ""
+
+
+def test_limitations_say_how_much_of_the_yield_is_tool_names() -> None:
+    from ecoagent.publish.card import _naming_limitation
+
+    minilm = "sentence-transformers/all-MiniLM-L6-v2"
+    syn = {
+        "config": {"sbert": minilm},
+        "queries": {"names_tool_share": 0.186},
+        "yield": {minilm: {"per_tool": {"median": 7.0}, "not_naming_tool": {"per_tool": {"median": 2.5}}}},
+    }
+    line = _naming_limitation(syn)
+    assert "19% of Syn queries name their tool" in line
+    assert "(all-MiniLM-L6-v2) is 7.0 with them and 2.5 without them" in line
+    # a Syn report from before the split, or none: nothing to say
+    del syn["yield"][minilm]["not_naming_tool"]
+    assert _naming_limitation(syn) == "" and _naming_limitation(None) == ""
