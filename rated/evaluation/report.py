@@ -433,6 +433,9 @@ def render_markdown(report: dict[str, Any]) -> str:
             for enc in ("backbone", "fine-tuned"):
                 rows.append([f"{name} {enc}", *(fmt(block[enc][m]) for m in OFFLINE_METRICS), n])
         parts += [format_table(["Set / encoder", *OFFLINE_METRICS, "sample"], rows), ""]
+        verdicts = [f"- {name}: {b['verdict']}" for name, b in ft["held_out"].items() if b.get("verdict")]
+        if verdicts:
+            parts += [*verdicts, ""]
         if ft.get("fine_tuning_loses"):
             parts += [f"**{ft['fine_tuning_loses']}**", ""]
     sim = report.get("simulation", {})

@@ -132,6 +132,7 @@ def tiny_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "backbone": scores,
             "fine-tuned": {**scores, "MRR": 0.45},
             "mrr_gain": -0.05,
+            "verdict": "fine-tuned does NOT beat backbone on MRR (0.4500 vs 0.5000; paired 95% CI ...)",
         },
         "real_test": {"skipped": "real/pairs.parquet did not exist when the encoder was trained"},
     }
@@ -221,6 +222,7 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
         assert tests[part]["mean_diff"] == pytest.approx(diff)
     text = (eval_dir / "report.md").read_text()
     assert "names its tool" in text and "Fine-tuned encoder vs its backbone" in text
+    assert "- syn_tool_split_test: fine-tuned does NOT beat backbone on MRR (0.4500 vs 0.5000" in text
     real = report["simulation"]["real"]["scenarios"]
     assert {"rho=20%", "rho=30%", "recovering (rho=20%)"} <= set(real)
     agg = real["rho=20%"]["aggregate"]
