@@ -70,7 +70,7 @@ def _train(args: argparse.Namespace) -> int:
     unclear = [
         name
         for name, block in (stats.get("held_out") or {}).items()
-        if block.get("mrr_gain", 0) > 0 and "not distinguishable" in block.get("verdict", "")
+        if block.get("mrr_gain", 0) > 0 and block.get("paired_test", {}).get("ci_low", 1.0) <= 0
     ]
     if unclear:
         print(f"gain not distinguishable from none (paired 95% CI includes 0): {', '.join(unclear)}")

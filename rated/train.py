@@ -269,9 +269,8 @@ def held_out_comparison(
         a, b = block[names[0]]["MRR"], block[names[1]]["MRR"]
         block["mrr_gain"] = round(a - b, 4)
         test = compare(rr[names[0]], rr[names[1]], n_resamples=n_resamples, seed=0)
-        block["paired_test"] = {
-            k: test.to_dict()[k] for k in ("mean_diff", "ci_low", "ci_high", "p_randomization", "n_resamples")
-        }
+        kept = ("mean_diff", "ci_low", "ci_high", "p_randomization", "n_resamples")
+        block["paired_test"] = {k: v for k, v in test.to_dict().items() if k in kept}
         sure = test.ci_low > 0 or test.ci_high < 0
         ci = f"paired 95% CI of the difference [{test.ci_low:+.4f}, {test.ci_high:+.4f}]" + (
             "" if sure else ": not distinguishable from no difference"
@@ -471,13 +470,11 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
     backbone = DualEncoder.from_backbones(
         config.query_encoder, config.tool_encoder, config.pooling, config.max_seq_length
     ).freeze()
-    naming = None
-    if art.syn_queries.exists():
-        flags = pl.read_parquet(art.syn_queries, columns=["query_id", "names_tool"])
-        naming = set(flags.filter(pl.col("names_tool"))["query_id"].to_list())
+    from rated.evaluation.data import naming_queries
+
     comparison = held_out_comparison(
         tools,
-        held_out_sets(positives, train_tools, real_pairs, naming),
+        held_out_sets(positives, train_tools, real_pairs, naming_queries(art)),
         {"fine-tuned": trained, "backbone": backbone},
     )
     if real_pairs is None:

@@ -95,6 +95,16 @@ def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
     raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
 
 
+def naming_queries(art: ArtifactDir) -> set[str] | None:
+    """Ids of the Syn queries that name their tool (``syn/queries.parquet`` → ``names_tool``); None when
+    the folder has no Syn query table. Such a query is found by the name alone, so the train stage's
+    held-out comparison and Table 1 report the rest apart."""
+    if not art.syn_queries.exists():
+        return None
+    flags = pl.read_parquet(art.syn_queries, columns=["query_id", "names_tool"])
+    return set(flags.filter(pl.col("names_tool"))["query_id"].to_list())
+
+
 def pool_from_pairs(pairs: pl.DataFrame, catalog: Catalog) -> tuple[QueryPool, int]:
     """Group pairs by query into a pool; returns the pool and the number of pairs dropped because their
     tool is not in the catalog. Query order is by ``query_id``, so a pool is the same on every run."""

@@ -34,7 +34,14 @@ from rated.evaluation.baselines import (
     StaticRetriever,
 )
 from rated.evaluation.candidates import CandidateLists
-from rated.evaluation.data import DATASETS, Catalog, load_pool, syn_equivalents, with_equivalents
+from rated.evaluation.data import (
+    DATASETS,
+    Catalog,
+    load_pool,
+    naming_queries,
+    syn_equivalents,
+    with_equivalents,
+)
 from rated.evaluation.failures import Scenario
 from rated.evaluation.metrics import PostFailSuccessRate
 from rated.evaluation.rated_policy import RatedPolicy
@@ -43,6 +50,9 @@ from rated.evaluation.significance import compare
 from rated.evaluation.simulator import QueryPool, Stream
 
 log = logging.getLogger(__name__)
+
+# Table 1's two encoder-only RATED rows: the fine-tuned towers and their pretrained backbone
+FINE_TUNED, BACKBONE = "RATED Full (encoder only)", "RATED w/o Contrastive (encoder only)"
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET = "sentence-transformers/all-mpnet-base-v2"
@@ -317,11 +327,11 @@ def run_offline(
     cfg: EvaluationConfig,
     seed: int,
     real_pairs: pl.DataFrame | None = None,
-    naming: dict[str, bool] | None = None,
+    naming: set[str] | None = None,
 ) -> dict[str, Any]:
     """Table 1 rows per dataset, significance, construction advantage on Real and, for Syn, each
-    method's MRR on the queries that name their tool against those that do not (``naming``: Syn's
-    ``names_tool`` per query id)."""
+    method's MRR on the queries that name their tool against those that do not (``naming``: the ids of
+    Syn's queries that name their tool, ``data.naming_queries``)."""
     rows = []
     nc_tools = models["no_contrastive"].index.embeddings
     full_tools = models["full"].index.embeddings
@@ -337,8 +347,8 @@ def run_offline(
             add(name, d, offline.rankings_from_scores(scores), "baseline")
         # the paper's RATED rows: the encoder alone (w/o Contrastive = the pretrained towers)
         for name, emb, tools in (
-            ("RATED Full (encoder only)", d.emb["full"], full_tools),
-            ("RATED w/o Contrastive (encoder only)", d.emb["no_contrastive"], nc_tools),
+            (FINE_TUNED, d.emb["full"], full_tools),
+            (BACKBONE, d.emb["no_contrastive"], nc_tools),
         ):
             add(name, d, offline.rankings_from_scores((emb @ tools.T).astype(np.float64)), "rated")
         cold = RatedPolicy(models["full"].fresh(), d.emb["full"], "RATED Full + prior (cold, no warm-up)")
@@ -347,7 +357,7 @@ def run_offline(
             label = f"{name} + prior, bandit warmed on {d.warm_split}"
             add(label, d, offline.rated_rankings(policy, policy.query_emb), "extra")
     advantage = _construction_advantage(real_rankings, inputs.get("real"), real_pairs, catalog, models)
-    sig = offline.significance(rows, "RATED Full (encoder only)", cfg.n_resamples, seed)
+    sig = offline.significance(rows, FINE_TUNED, cfg.n_resamples, seed)
     return {
         "rows": [r.to_dict() for r in rows],
         "significance": sig,
@@ -369,13 +379,10 @@ def run_offline(
     }
 
 
-FINE_TUNED, BACKBONE = "RATED Full (encoder only)", "RATED w/o Contrastive (encoder only)"
-
-
 def _by_naming(
     rows: list[offline.OfflineRow],
     inputs: dict[str, DatasetInputs],
-    naming: dict[str, bool],
+    naming: set[str],
     n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
@@ -390,25 +397,22 @@ def _by_naming(
         d = inputs.get(name)
         if d is None or not len(d.test):
             continue
-        mask = np.array([bool(naming.get(q, False)) for q in d.test.query_ids])
-        methods = {}
-        for r in rows:
-            if r.split != name:
-                continue
-            rr = r.scores.rr
-            methods[r.method] = {
-                "mrr_naming": float(rr[mask].mean()) if mask.any() else None,
-                "mrr_not_naming": float(rr[~mask].mean()) if (~mask).any() else None,
+        mask = np.array([q in naming for q in d.test.query_ids])
+        parts = [(part, sel) for part, sel in (("naming", mask), ("not_naming", ~mask)) if sel.any()]
+        rr = {r.method: r.scores.rr for r in rows if r.split == name}
+        methods = {
+            method: {
+                "mrr_naming": float(v[mask].mean()) if mask.any() else None,
+                "mrr_not_naming": float(v[~mask].mean()) if (~mask).any() else None,
             }
-        tuned = {
-            r.method: r.scores.rr for r in rows if r.split == name and r.method in (FINE_TUNED, BACKBONE)
+            for method, v in rr.items()
         }
         tests = {}
-        if len(tuned) == 2:
-            for part, sel in (("naming", mask), ("not_naming", ~mask)):
-                if sel.any():
-                    test = compare(tuned[FINE_TUNED][sel], tuned[BACKBONE][sel], n_resamples, seed)
-                    tests[part] = test.to_dict()
+        if FINE_TUNED in rr and BACKBONE in rr:
+            tests = {
+                part: compare(rr[FINE_TUNED][sel], rr[BACKBONE][sel], n_resamples, seed).to_dict()
+                for part, sel in parts
+            }
         out[name] = {
             "queries_naming": int(mask.sum()),
             "queries_not_naming": int((~mask).sum()),
@@ -435,7 +439,7 @@ def _construction_advantage(
     nc = models["config"]
     backbone = nc.query_encoder.split("/")[-1]
     if nc.query_encoder == nc.tool_encoder and backbone in proposers:
-        proposer_of["RATED w/o Contrastive (encoder only)"] = backbone
+        proposer_of[BACKBONE] = backbone
     methods = offline.construction_advantage(
         rankings, d.test, pairs.filter(pl.col("split") == d.eval_split), list(catalog.index), proposer_of
     )
@@ -776,10 +780,7 @@ def run(
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
         real_pairs = pl.read_parquet(art.real_pairs) if art.real_pairs.exists() else None
-        naming = None
-        if art.syn_queries.exists():
-            syn_queries = pl.read_parquet(art.syn_queries, columns=["query_id", "names_tool"])
-            naming = dict(zip(syn_queries["query_id"], syn_queries["names_tool"], strict=True))
+        naming = naming_queries(art)
         result["offline"] = run_offline(inputs, models, catalog, cfg, cfg.seeds[0], real_pairs, naming)
         timings["offline"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -864,7 +865,7 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     """The few numbers the CLI prints and the completion marker keeps."""
     stats: dict[str, Any] = {"seconds": round(result["timings_s"]["total"], 1)}
     for row in result["offline"]["rows"]:
-        if row["method"] == "RATED Full (encoder only)":
+        if row["method"] == FINE_TUNED:
             stats[f"offline {row['split']} MRR"] = round(row["MRR"], 4)
     for dataset, block in result["simulation"].items():
         for name, sc in block["scenarios"].items():
