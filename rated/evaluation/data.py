@@ -8,6 +8,7 @@ several for some queries); pairs naming a tool that is not in the catalog are dr
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,6 +18,8 @@ import polars as pl
 from ecoagent.artifacts import ArtifactDir
 from ecoagent.schemas import tool_documents
 from rated.evaluation.simulator import QueryPool
+
+log = logging.getLogger(__name__)
 
 Dataset = Literal["syn", "syn_tool", "real", "mcp"]
 # the query streams: Syn on its query split (the paper's), Syn on its tool-disjoint split (every test tool
@@ -100,6 +103,13 @@ def naming_queries(art: ArtifactDir) -> set[str] | None:
     the folder has no Syn query table. Such a query is found by the name alone, so the train stage's
     held-out comparison and Table 1 report the rest apart."""
     if not art.syn_queries.exists():
+        return None
+    columns = pl.read_parquet_schema(art.syn_queries)
+    if "query_id" not in columns or "names_tool" not in columns:
+        # an optional breakdown: a table without the flags leaves it out instead of failing the stage
+        log.warning(
+            "%s has no query_id / names_tool columns: the naming breakdown is skipped", art.syn_queries
+        )
         return None
     flags = pl.read_parquet(art.syn_queries, columns=["query_id", "names_tool"])
     return set(flags.filter(pl.col("names_tool"))["query_id"].to_list())
