@@ -66,6 +66,10 @@ def _run(args: argparse.Namespace) -> int:
             ("queries naming their service", f"{q.get('names_service_share', 0.0):.1%}"),
             ("yield, median queries/tool in top 10", y["per_tool"].get("median")),
             ("the median's 90% interval over tools", y.get("per_tool_median_ci90")),
+            (
+                "the whole table's median, estimated (90% interval)",
+                f"{y.get('per_tool_median_catalog')} {y.get('per_tool_median_catalog_ci90')}",
+            ),
             ("the same, equivalents counted", y["with_equivalents"]["per_tool"].get("median")),
             ("queries retrieving their tool @10", f"{y['query_share_top10']:.1%}"),
             ("negatives (hard + random)", stats["negatives"]["total"]),

@@ -13,7 +13,14 @@ from ecoagent.artifacts import ArtifactDir
 from ecoagent.config import get_profile
 from ecoagent.llm import LLMClient
 from generators.dedup import MinHashDeduper
-from generators.pipeline import QUERY_SCHEMA, median_interval, run
+from generators.pipeline import (
+    QUERY_SCHEMA,
+    catalog_median,
+    catalog_weights,
+    median_interval,
+    run,
+    weighted_median,
+)
 
 
 @pytest.mark.slow
@@ -58,6 +65,8 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
         assert labels["per_tool_mean"] >= strict["per_tool_mean"] and labels["mrr"] >= strict["mrr"]
         low, high = strict["per_tool_median_ci90"]
         assert low <= strict["per_tool"]["median"] <= high
+        low, high = strict["per_tool_median_catalog_ci90"]
+        assert low <= strict["per_tool_median_catalog"] <= high
         # the queries that do not name their tool: a subset, so never more hits per tool
         plain = strict["not_naming_tool"]
         assert plain["queries"] == int((~queries["names_tool"]).sum())
@@ -67,6 +76,7 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
     # the tool-disjoint split never puts one tool in two splits
     assert queries.group_by("tool_id").agg(pl.col("split_tool").n_unique())["split_tool"].max() == 1
     assert stats["tools"]["sampled"] == 4
+    assert stats["tools"]["table_per_platform"] == dict(tools.group_by("platform").len().iter_rows())
     assert json.loads(art.syn_stats.read_text()) == json.loads(json.dumps(stats))
 
     # a finished stage is not redone; a rerun after its marker is gone reuses the generation checkpoint
@@ -145,3 +155,34 @@ def test_median_interval_resamples_tools_within_their_platform() -> None:
     low, high = median_interval(np.array([8.0] * 55 + [2.0] * 45), ["x"] * 100)
     assert low <= 5.0 and high == 8.0
     assert median_interval(np.array([]), []) == []
+
+
+def test_weighted_median_is_the_median_with_equal_weights() -> None:
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 5, 10, 11):
+        values = rng.integers(0, 11, n).astype(float)
+        assert weighted_median(values, np.ones(n)) == float(np.median(values))
+    # one value standing for nine items outweighs three others
+    assert weighted_median(np.array([1.0, 2.0, 3.0, 9.0]), np.array([1.0, 1.0, 1.0, 9.0])) == 9.0
+    with pytest.raises(ValueError, match="weights"):
+        weighted_median(np.array([1.0]), np.array([0.0]))
+
+
+def test_catalog_median_weighs_each_platform_by_its_share_of_the_table() -> None:
+    # 20 tools of a small platform yield 2 each, 20 of a large one 8 each: the sample's median is 5,
+    # but the table holds nine tools of the large platform for each of the small one's, so its median is 8
+    values, platforms = np.array([2.0] * 20 + [8.0] * 20), ["small"] * 20 + ["large"] * 20
+    assert float(np.median(values)) == 5.0
+    assert catalog_weights(platforms, {"small": 100, "large": 900})[[0, -1]].tolist() == [5.0, 45.0]
+    assert catalog_median(values, platforms, {"small": 100, "large": 900}) == {
+        "median": 8.0,
+        "ci90": [8.0, 8.0],
+    }
+    # a table as balanced as the sample gives the sample's own median back
+    assert catalog_median(values, platforms, {"small": 20, "large": 20}) == {
+        "median": 5.0,
+        "ci90": [5.0, 5.0],
+    }
+    assert catalog_median(np.array([]), [], {}) == {"median": None, "ci90": []}
+    with pytest.raises(ValueError, match="other"):
+        catalog_weights(["other"], {"small": 1})
