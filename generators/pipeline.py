@@ -409,9 +409,15 @@ def run(
 
 
 def median_interval(
-    values: np.ndarray, strata: list[str], n_boot: int = 2000, seed: int = 0, level: float = 0.9
+    values: np.ndarray,
+    strata: list[str],
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.9,
+    weights: np.ndarray | None = None,
 ) -> list[float]:
-    """Percentile bootstrap interval of the median of ``values``, resampling within each stratum.
+    """Percentile bootstrap interval of the median of ``values``, resampling within each stratum
+    (of the ``weights``-weighted median when given: ``catalog_median``).
 
     Syn's tool sample is stratified by platform, so tools are resampled within their platform. Per-tool
     yields are bimodal (generic tools with dozens of same-purpose rivals find themselves rarely), and the
@@ -421,9 +427,13 @@ def median_interval(
     values = np.asarray(values, dtype=float)
     if not values.size:
         return []
-    low, high, _ = stratified_interval(
-        strata, lambda idx: float(np.median(values[idx])), n_boot=n_boot, seed=seed, level=level
-    )
+
+    def statistic(idx: np.ndarray) -> float:
+        if weights is None:
+            return float(np.median(values[idx]))
+        return weighted_median(values[idx], weights[idx])
+
+    low, high, _ = stratified_interval(strata, statistic, n_boot=n_boot, seed=seed, level=level)
     return [low, high]
 
 
@@ -438,7 +448,7 @@ def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     order = np.argsort(values, kind="stable")
     v, share = values[order], np.cumsum(weights[order]) / weights.sum()
     k = int(np.searchsorted(share, 0.5 - 1e-12))
-    if np.isclose(share[k], 0.5) and k + 1 < v.size:
+    if abs(share[k] - 0.5) <= 1e-9 and k + 1 < v.size:  # exactly half (np.isclose would take (n/2 + 1)/n for it at large n)
         return float((v[k] + v[k + 1]) / 2)
     return float(v[k])
 
@@ -466,10 +476,10 @@ def catalog_median(
     if not values.size:
         return {"median": None, "ci90": []}
     weights = catalog_weights(platforms, catalog)
-    low, high, _ = stratified_interval(
-        platforms, lambda idx: weighted_median(values[idx], weights[idx]), n_boot=n_boot, seed=seed
-    )
-    return {"median": weighted_median(values, weights), "ci90": [low, high]}
+    return {
+        "median": weighted_median(values, weights),
+        "ci90": median_interval(values, platforms, n_boot=n_boot, seed=seed, weights=weights),
+    }
 
 
 def _yield(
@@ -492,12 +502,13 @@ def _yield(
     per_tool = np.array([hits.get(t, 0) for t in sample["tool_id"]], float)
     if not ranks.size:
         return {"queries": 0, "per_tool_mean": 0.0, "per_tool": _quantiles(per_tool)}
-    whole = catalog_median(per_tool, sample["platform"].to_list(), catalog)
+    platforms = sample["platform"].to_list()
+    whole = catalog_median(per_tool, platforms, catalog)
     return {
         "queries": int(ranks.size),
         "per_tool_mean": round(float(per_tool.mean()), 3),
         "per_tool": _quantiles(per_tool),
-        "per_tool_median_ci90": median_interval(per_tool, sample["platform"].to_list()),
+        "per_tool_median_ci90": median_interval(per_tool, platforms),
         "per_tool_median_catalog": whole["median"],
         "per_tool_median_catalog_ci90": whole["ci90"],
         "query_share_top10": round(float((ranks <= TOP_K).mean()), 4),
