@@ -448,7 +448,8 @@ def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     order = np.argsort(values, kind="stable")
     v, share = values[order], np.cumsum(weights[order]) / weights.sum()
     k = int(np.searchsorted(share, 0.5 - 1e-12))
-    if abs(share[k] - 0.5) <= 1e-9 and k + 1 < v.size:  # exactly half (np.isclose would take (n/2 + 1)/n for it at large n)
+    # exactly half; np.isclose's relative 1e-5 would take (n/2 + 1)/n for a half at large n
+    if abs(share[k] - 0.5) <= 1e-9 and k + 1 < v.size:
         return float((v[k] + v[k + 1]) / 2)
     return float(v[k])
 
