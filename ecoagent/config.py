@@ -61,6 +61,7 @@ class Profile:
         models: the models of each role.
         syn_max_tools: tools sampled (stratified by platform) for Syn generation; ``None`` = all tools.
         syn_queries_per_tool: how many queries the generator is asked for per tool (paper: 10-20).
+        syn_rivals: nearest tools the list prompt shows for contrast (``generators.rivals``); 0 = none.
         real_max_queries: Real judges a seeded sample of this many ToolBench queries (``None`` = all).
         seed: the seed of every sampled choice in the run.
     """
@@ -69,6 +70,7 @@ class Profile:
     models: ModelConfig = field(default_factory=ModelConfig)
     syn_max_tools: int | None = 100
     syn_queries_per_tool: int = 10
+    syn_rivals: int = 0
     real_max_queries: int | None = None
     seed: int = 0
 

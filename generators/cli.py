@@ -19,6 +19,12 @@ def register(subparsers: Any) -> None:
         help="tools to generate for (seeded, platform-stratified), or 'all' for the whole catalog; "
         "default: the profile's",
     )
+    parser.add_argument(
+        "--rivals",
+        type=int,
+        default=None,
+        help="nearest tools the list prompt shows for contrast (0 = none); default: the profile's",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -48,6 +54,10 @@ def _run(args: argparse.Namespace) -> int:
         profile = profile.replace(seed=args.seed)
     if args.max_tools == ALL:
         profile = profile.replace(syn_max_tools=None)
+    if args.rivals is not None:
+        if args.rivals < 0:
+            raise SystemExit("--rivals must be >= 0")
+        profile = profile.replace(syn_rivals=args.rivals)
     stats = run(Path(args.out), profile, max_tools=args.max_tools or None)
     gen, q = stats["generation"], stats["queries"]
     y = stats["yield"][profile.models.sbert]

@@ -12,7 +12,7 @@ from generators.dedup import MinHashConfig, jaccard, shingles
 from generators.equivalents import name_words
 from generators.prompts import FENCE_CLOSE, FENCE_OPEN, service
 
-FILTER_VERSION = "f7"  # part of the generation checkpoint key: changing a rule regenerates
+FILTER_VERSION = "f8"  # part of the generation checkpoint key: changing a rule regenerates
 MIN_WORDS = 5
 MAX_WORDS = 120
 _WORD = re.compile(r"\S+")
@@ -32,9 +32,10 @@ _META = re.compile(
     re.IGNORECASE,
 )
 # a question about the tool itself instead of a task for it: "How does this tool compare ...?", "What is a
-# LangChain Tool?", "How can I use the SpiderTool to ...?", "How do I install StripeAgentToolkit?"
+# LangChain Tool?", "How can I use the SpiderTool to ...?", "How do I install StripeAgentToolkit?"; a name
+# may be quoted ("What is the purpose of the `bing_search_results_json` tool?", filters f8)
 _ABOUT_TOOL = re.compile(
-    r"\b(?:this|the|that|your|a|an)\s+(?:[\w-]+\s+){0,4}?[\w-]*tool\b"
+    r"\b(?:this|the|that|your|a|an)\s+(?:[\w`'\"-]+\s+){0,4}?[\w`'\"-]*tool\b"
     r"|\bhow (?:can|do|should|would|could) (?:i|we|you|one) (?:use|call|invoke|configure|set up|install)\b"
     r"|\bhow to (?:use|call|invoke|configure|set up|install)\b"
     r"|\b(?:show|give) me an example of how\b|\bexplain (?:the purpose|how)\b"

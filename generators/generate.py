@@ -61,6 +61,8 @@ class GenerationConfig:
             which would push queries away from the words of the tool's own description.
         min_words: shorter queries are rejected.
         max_words: longer queries are rejected.
+        rivals: nearest tools the ``list`` prompt shows for contrast (``generators.rivals``; the tool dicts
+            carry them); 0 = none. Part of the checkpoint key.
     """
 
     queries_per_tool: int = 10
@@ -74,6 +76,7 @@ class GenerationConfig:
     repetition_penalty: float = 1.0
     min_words: int = MIN_WORDS
     max_words: int = MAX_WORDS
+    rivals: int = 0
 
     def __post_init__(self) -> None:
         if self.queries_per_tool <= 0:
@@ -84,6 +87,8 @@ class GenerationConfig:
             raise ValueError("max_rounds and tools_per_batch must be > 0")
         if not 0 < self.min_words <= self.max_words:
             raise ValueError("need 0 < min_words <= max_words")
+        if self.rivals < 0 or (self.rivals and self.mode != "list"):
+            raise ValueError("rivals must be >= 0, and only the list prompt shows them")
 
     @property
     def list_size(self) -> int:

@@ -30,8 +30,9 @@ from generators.equivalents import EquivalenceRule, find_equivalents
 from generators.filters import names_service, names_tool, word_count
 from generators.generate import GenerationConfig, QueryGenerator, read_checkpoint
 from generators.negatives import NegativeConfig, mine_negatives
-from generators.prompts import PROMPT_VERSION
+from generators.prompts import prompt_version
 from generators.retrieval import label_ranks, self_ranks
+from generators.rivals import with_rivals
 from generators.sample import stratified_sample
 from generators.splits import RATIOS, assign_splits
 
@@ -82,9 +83,32 @@ def generation_key(info: dict[str, Any], profile: Profile) -> tuple[GenerationCo
     seed; not the threads or slots it ran with)."""
     # the 135M test model repeats itself when asked for a list; every capable model gets the paper's list
     mode = "single" if canonical(str(info.get("model"))) == SMOLLM2 else "list"
-    gen_config = GenerationConfig(queries_per_tool=profile.syn_queries_per_tool, mode=mode)
+    rivals = profile.syn_rivals if mode == "list" else 0
+    gen_config = GenerationConfig(queries_per_tool=profile.syn_queries_per_tool, mode=mode, rivals=rivals)
     model = {k: v for k, v in info.items() if k not in RUNTIME_INFO}
     return gen_config, fingerprint({"llm": model, "generation": gen_config.to_dict(), "seed": profile.seed})
+
+
+def tool_space(
+    tools: pl.DataFrame, profile: Profile, rule: EquivalenceRule
+) -> tuple[np.ndarray, dict[int, set[int]]]:
+    """The table's tool-document embeddings by the profile's SBERT and the equivalents they imply."""
+    emb = embed(profile.models.sbert, tool_documents(tools))
+    return emb, find_equivalents(tools["name"].to_list(), tools["platform"].to_list(), emb, rule)
+
+
+def sample_with_rivals(
+    tools: pl.DataFrame,
+    sample: pl.DataFrame,
+    rivals: int,
+    space: tuple[np.ndarray, dict[int, set[int]]] | None,
+) -> list[dict[str, Any]]:
+    """The sample's tool dicts, each with its ``rivals`` nearest tools when ``rivals`` > 0."""
+    if not rivals or space is None:
+        return sample.to_dicts()
+    index = {t: i for i, t in enumerate(tools["tool_id"].to_list())}
+    table = tools.select("name", "description").to_dicts()
+    return with_rivals(sample.to_dicts(), table, index, space[0], space[1], rivals)
 
 
 def generate_shard(
@@ -115,7 +139,11 @@ def generate_shard(
             models = dataclasses.replace(models, llm_base_url=llm_url)
         llm = make_llm(models)
     gen_config, gen_key = generation_key(llm.info(), profile)
-    sample = stratified_sample(tools, limit, profile.seed).to_dicts()[shard::shards]
+    space = tool_space(tools, profile, EquivalenceRule()) if gen_config.rivals else None
+    sample = sample_with_rivals(
+        tools, stratified_sample(tools, limit, profile.seed), gen_config.rivals, space
+    )
+    sample = sample[shard::shards]
     checkpoint = art.syn / "checkpoint" / f"generations-{gen_key}.shard-{shard:03d}-of-{shards:03d}.jsonl"
     started = time.perf_counter()
     records = list(QueryGenerator(llm, gen_config, seed=profile.seed).run(sample, checkpoint))
@@ -176,6 +204,11 @@ def run(
 
     # 1. generate (checkpointed per tool); tools that shards (generate_shard) finished are read back
     sample = stratified_sample(tools, limit, profile.seed)
+    space = None
+    if gen_config.rivals:  # the rivals come from the tool space that step 3 needs anyway
+        t0 = time.perf_counter()
+        space = tool_space(tools, profile, equiv_rule)
+        timings["tool_space_s"] = time.perf_counter() - t0
     log.info("generating for %d of %d tools with %s", sample.height, tools.height, info.get("model"))
     generator = QueryGenerator(llm, gen_config, seed=profile.seed)
     checkpoint = art.syn / "checkpoint" / f"generations-{gen_key}.jsonl"
@@ -184,7 +217,11 @@ def run(
         for path in sorted(checkpoint.parent.glob(f"generations-{gen_key}.shard-*.jsonl"))
         for k, v in read_checkpoint(path).items()
     }
-    todo = [t for t in sample.to_dicts() if t["tool_id"] not in from_shards]
+    todo = [
+        t
+        for t in sample_with_rivals(tools, sample, gen_config.rivals, space)
+        if t["tool_id"] not in from_shards
+    ]
     generated = {r["tool_id"]: r for r in generator.run(todo, checkpoint)}
     records = [from_shards.get(t) or generated[t] for t in sample["tool_id"]]
     timings["generate_s"] = time.perf_counter() - started
@@ -230,10 +267,9 @@ def run(
     t0 = time.perf_counter()
     tool_ids = tools["tool_id"].to_list()
     tool_index = {t: i for i, t in enumerate(tool_ids)}
-    tool_emb = embed(profile.models.sbert, tool_documents(tools))
+    tool_emb, equivalents = space or tool_space(tools, profile, equiv_rule)
     query_emb = embed(profile.models.sbert, [r["query"] for r in rows])
     positive = np.array([tool_index[r["tool_id"]] for r in rows])
-    equivalents = find_equivalents(tools["name"].to_list(), tools["platform"].to_list(), tool_emb, equiv_rule)
     ranks = self_ranks(query_emb, tool_emb, positive)
     equiv_ranks = label_ranks(query_emb, tool_emb, positive, equivalents)
     timings["encode_s"] = time.perf_counter() - t0
@@ -276,7 +312,7 @@ def run(
                 "names_service": names_service(r["query"], {"tool_id": r["tool_id"]}),
                 "model": info.get("model"),
                 "model_file_sha256": info.get("model_file_sha256"),
-                "prompt_version": PROMPT_VERSION,
+                "prompt_version": prompt_version(gen_config.rivals),
                 "sampling": sampling,
                 "seed": r["seed"],
             }
@@ -306,8 +342,9 @@ def run(
     stats: dict[str, Any] = {
         "config": config,
         "model": info,
-        "prompt_version": PROMPT_VERSION,
+        "prompt_version": prompt_version(gen_config.rivals),
         "mode": mode,
+        "rivals": gen_config.rivals,
         "tools": {
             "table": tools.height,
             "sampled": sample.height,

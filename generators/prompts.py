@@ -16,6 +16,14 @@ from typing import Any, Literal
 from ecoagent.llm import Conversation
 
 PROMPT_VERSION = "syn-v5"
+
+
+def prompt_version(rivals: int = 0) -> str:
+    """The version stored with each query: ``syn-v5``, or ``syn-v5+rivals4`` when the list prompt showed
+    four rivals (``generators.rivals``)."""
+    return f"{PROMPT_VERSION}+rivals{rivals}" if rivals else PROMPT_VERSION
+
+
 PromptMode = Literal["single", "list"]
 
 FENCE_OPEN = "<<<TOOL_DOCS"
@@ -152,18 +160,41 @@ LIST_RULES = (
 )
 
 
+RIVAL_DESCRIPTION_CHARS = 160
+RIVAL_RULE = (
+    "The tools listed after it are other tools of the same catalog that do similar jobs; they are there for "
+    "contrast only. Each request must need this tool rather than any of them: ask for what this tool does "
+    "and they do not (its own service, kind of data, action or arguments)."
+)
+
+
+def rivals_block(rivals: list[Mapping[str, Any]]) -> str:
+    """The fenced names and short descriptions of a tool's nearest rivals (``generators.rivals``)."""
+    lines = [
+        f"- {sanitize(r.get('name'), 80)}: {sanitize(r.get('description'), RIVAL_DESCRIPTION_CHARS)}"
+        for r in rivals
+    ]
+    return FENCE_OPEN + "\n" + "\n".join(lines) + "\n" + FENCE_CLOSE
+
+
 def list_conversation(tool: Mapping[str, Any], n: int) -> Conversation:
     """The paper's Figure 2 prompt: ``n`` diverse requests as a numbered list (for capable models).
 
     No worked examples: a list prompt has nothing a model could copy, and the rules say what a request is.
+    A tool dict with ``rivals`` (its nearest tools, ``generators.rivals``) also shows them, fenced, and asks
+    for requests that need this tool rather than them.
     """
+    rivals = list(tool.get("rivals") or [])
+    docs, which, rule = tool_block(tool), "this tool", ""
+    if rivals:
+        docs, which, rule = docs + "\n" + rivals_block(rivals), "the first tool", f" {RIVAL_RULE}"
     return [
         {"role": "system", "content": SYSTEM},
         {
             "role": "user",
             "content": (
-                f"{tool_block(tool)}\n\n"
-                f"Write {n} different requests that users send to an assistant and that this tool fulfils. "
+                f"{docs}\n\n"
+                f"Write {n} different requests that users send to an assistant and that {which} fulfils.{rule} "
                 f"{LIST_RULES} Answer with a numbered list of exactly {n} lines and nothing else."
             ),
         },
@@ -182,5 +213,7 @@ _PROBE = {
 def prompt_fingerprint() -> str:
     """A hash of the prompts as the model sees them (both modes, every style, on a fixed probe tool), so a
     wording change regenerates even when ``PROMPT_VERSION`` was not bumped."""
-    rendered = [list_conversation(_PROBE, 15)] + [single_conversation(_PROBE, i) for i in range(len(STYLES))]
+    with_rival = {**_PROBE, "rivals": [{"name": "rival_tool", "description": "A rival."}]}
+    rendered = [list_conversation(_PROBE, 15), list_conversation(with_rival, 15)]
+    rendered += [single_conversation(_PROBE, i) for i in range(len(STYLES))]
     return hashlib.sha256(json.dumps(rendered, sort_keys=True).encode()).hexdigest()[:16]

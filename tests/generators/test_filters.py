@@ -35,6 +35,8 @@ def test_requests_about_the_tool_instead_of_a_task_are_rejected() -> None:
         "How can I use Firecrawl to find recent articles about climate change in the UK?",
         "How do I install the langchain-jenkins package?",
         "Can you show me an example of how to crawl a site and save it to a file?",
+        "What is the purpose of the `bing_search_results_json` tool?",  # seen with the rivals prompt
+        'How does the "web_search" tool work?',
     ):
         assert rejection(query) == "talks about the tool", query
     assert rejection("Find a toolkit for fixing my bike's gears near Leeds.") == ""
