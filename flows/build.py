@@ -286,6 +286,7 @@ def build_ecoagent(
     seed: int | None = None,
     stages: list[str] | None = None,
     max_tools: int | None = None,
+    syn_rivals: int | None = None,
     llm_base_url: str | None = None,
     llm_urls: list[str] | None = None,
     syn_shards: int | None = None,

@@ -34,6 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--max-tools", type=int, default=None, help="Syn: generate for at most N tools")
     parser.add_argument(
+        "--rivals",
+        type=int,
+        default=None,
+        help="Syn: nearest tools the list prompt shows for contrast (default: the profile's, 0)",
+    )
+    parser.add_argument(
         "--llm-url",
         dest="llm_urls",
         action="append",
@@ -108,6 +114,7 @@ def params_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "stages": _split(args.stages),
         "max_tools": args.max_tools,
+        "syn_rivals": args.rivals,
         "llm_base_url": args.llm_urls[0] if args.llm_urls else None,
         "llm_urls": args.llm_urls or [],
         "syn_shards": args.syn_shards,

@@ -39,6 +39,8 @@ class BuildParams(BaseModel):
         stages: the stages to run, any subset of the graph; a stage whose inputs are not part of the run
             must find them in ``out`` already. ``None`` = all stages.
         max_tools: Syn generates for at most this many tools (stratified sample); ``None`` = the profile's.
+        syn_rivals: nearest tools Syn's list prompt shows for contrast (``generators.rivals``); ``None`` =
+            the profile's (0).
         llm_base_url: the OpenAI-compatible LLM server (vLLM) for a server-backed profile.
         llm_urls: several such servers; Syn's shards are dealt out among them in turn.
         syn_shards: Syn generation cut into this many shards (tasks with their own checkpoints);
@@ -64,6 +66,7 @@ class BuildParams(BaseModel):
     seed: int | None = Field(default=None, ge=0)
     stages: list[str] | None = None
     max_tools: int | None = Field(default=None, ge=1)
+    syn_rivals: int | None = Field(default=None, ge=0, le=20)
     llm_base_url: str | None = None
     llm_urls: list[str] = Field(default_factory=list)
     syn_shards: int | None = Field(default=None, ge=1, le=4096)
@@ -147,6 +150,8 @@ class BuildParams(BaseModel):
         changes: dict[str, Any] = {}
         if self.seed is not None:
             changes["seed"] = self.seed
+        if self.syn_rivals is not None:
+            changes["syn_rivals"] = self.syn_rivals
         if self.llm_base_url is not None or self.llm_urls:
             changes["llm_base_url"] = self.llm_base_url or self.llm_urls[0]
         return profile.replace(**changes) if changes else profile

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from ecoagent.config import get_profile
 from flows.params import BuildParams, ParamsError, validate_params
@@ -126,6 +127,13 @@ def test_seed_overrides_profile(tmp_path: Path) -> None:
     # max_tools is Syn's option, so it does not touch the other stages' cache keys
     assert p.resolved_profile().syn_max_tools == get_profile("embedded").syn_max_tools
     assert p.stage_options("syn") == {"max_tools": 5}
+
+
+def test_rivals_reach_the_profile_and_are_checked(tmp_path: Path) -> None:
+    assert BuildParams(out=tmp_path).resolved_profile().syn_rivals == 0
+    assert BuildParams(out=tmp_path, syn_rivals=4).resolved_profile().syn_rivals == 4
+    with pytest.raises(ValidationError, match="syn_rivals"):
+        BuildParams(out=tmp_path, syn_rivals=-1)
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
