@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from generators.negatives import top_candidates
+
 
 def nearest_rivals(
     rows: list[int],
@@ -30,18 +32,16 @@ def nearest_rivals(
         equivalents: tool index -> indices of its equivalents (``generators.equivalents``).
         k: rivals per tool.
     """
-    if k <= 0:
+    if k <= 0 or not rows:
         return [[] for _ in rows]
     emb = np.asarray(embeddings, dtype=np.float32)
-    out = []
-    for i in rows:
-        scores = emb @ emb[i]
-        skip = [i, *equivalents.get(i, ())]
-        scores[skip] = -np.inf
-        take = min(k, int(np.isfinite(scores).sum()))
-        top = np.argpartition(-scores, take - 1)[:take] if take else np.array([], dtype=np.int64)
-        out.append([int(j) for j in top[np.argsort(-scores[top], kind="stable")]])
-    return out
+    # the hard-negative selection: enough nearest tools that k remain after dropping self and equivalents
+    widest = max(len(equivalents.get(i, ())) for i in rows)
+    idx, _ = top_candidates(emb[rows], emb, k + 1 + widest)
+    return [
+        [int(j) for j in cand if j != i and j not in equivalents.get(i, ())][:k]
+        for i, cand in zip(rows, idx, strict=True)
+    ]
 
 
 def with_rivals(
