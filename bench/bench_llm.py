@@ -2,8 +2,8 @@
 same prompts, one run; and the Syn generator choices by yield per CPU-second.
 
 Run: ``.venv/bin/python bench/bench_llm.py [--model Qwen/Qwen2.5-Coder-1.5B-Instruct] [--threads 1]
-[--requests 8] [--warmup 4] [--judgments 16] [--yield-tools 8] [--skip-transformers]``. Prints Markdown tables (copied
-into ``bench/results/llm.md``).
+[--requests 8] [--warmup 4] [--judgments 16] [--yield-tools 8] [--skip-transformers] [--openvino]``. Prints Markdown
+tables (copied into ``bench/results/llm.md``).
 
 - Requests: the Syn few-shot prompt of real crawled tools (~370 tokens), 40 new tokens, temperature 0.6.
   ``--warmup`` requests (other tools, same shared prefix) run untimed first on every backend, so the timed
@@ -15,6 +15,14 @@ into ``bench/results/llm.md``).
   after the first few judgments of a Real run.
 - CPU-seconds are ``time.process_time()`` of this process (all its threads), so they do not count the
   waiting a busy machine adds; wall seconds are printed beside them.
+- P(yes) agreement: each backend's judgments against llama.cpp's on the same pairs (mean and largest
+  absolute difference, Spearman's rank correlation), since a faster judge is only a substitute if it
+  ranks the pairs the same way.
+- ``--openvino`` adds OpenVINO GenAI (``openvino-genai``, not a dependency of the project: install it
+  into the venv first) reading the same GGUF: ``LLMPipeline`` with its prefix cache, requests in groups of
+  4 prompts per ``generate`` (one seed per group), judgments one at a time as a one-token beam search of 20
+  beams, whose scores are the first token's top-20 log-probs (``LLMPipeline`` returns no top log-probs).
+  It is a probe for choosing a runtime, not a backend of the pipeline.
 - Yield table: per generator choice, queries kept after the filters per tool and how many retrieve their
   own tool in the MiniLM top 10 among all tools, per CPU-second of generation.
 """
@@ -83,6 +91,7 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     judge_all = judgment_prompts(args.judgments + args.warmup)
     judge, judge_warm = judge_all[: args.judgments], judge_all[args.judgments :]
     rows: list[list[Any]] = []
+    judged: dict[str, list[float]] = {}
     batches = [int(b) for b in str(args.transformers_batches).split(",") if b.strip()]
     backends = [] if args.skip_transformers else [("transformers", b) for b in batches]
     for backend, batch in [*backends, ("llamacpp", 0)]:
@@ -98,7 +107,8 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         _, gen_cpu, gen_wall = timed(lambda c=client: c.generate_seeded(convs, params, seeds))
         if judge_warm:
             client.yes_probability(judge_warm)
-        _, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
+        p_yes, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
+        judged[backend if not batch else f"{backend} (batch {batch})"] = p_yes
         rows.append(
             [
                 f"{backend} (batch {batch})" if batch else f"{backend} (4 slots, prompt cache)",
@@ -112,6 +122,10 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         client.close()
         del client
         gc.collect()
+    if args.openvino:
+        row, p_yes = bench_openvino(args, convs, warm, params, seeds, judge, judge_warm)
+        rows.insert(len(rows) - 1, row)
+        judged["openvino"] = p_yes
     llama = rows[-1]
     for base in rows[:-1]:
         rows.append(
@@ -124,7 +138,85 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
                 "",
             ]
         )
+    reference = judged.pop("llamacpp")
+    for name, p_yes in judged.items():
+        print(f"P(yes) of {name} against llamacpp on {len(judge)} judgments: {agreement(p_yes, reference)}")
     return rows
+
+
+def agreement(p_yes: list[float], reference: list[float]) -> str:
+    """Mean and largest absolute difference, and Spearman's rho, of two backends' P(yes) on the same pairs."""
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(p_yes), np.asarray(reference)
+    rho = spearmanr(a, b).statistic if len(a) > 2 else float("nan")
+    return f"mean |diff| {np.abs(a - b).mean():.3f}, max {np.abs(a - b).max():.3f}, Spearman {rho:.3f}"
+
+
+def bench_openvino(
+    args: argparse.Namespace,
+    convs: list[Any],
+    warm: list[Any],
+    params: SamplingParams,
+    seeds: list[int],
+    judge: list[Any],
+    judge_warm: list[Any],
+) -> tuple[list[Any], list[float]]:
+    """OpenVINO GenAI on the same GGUF, prompts and threads: the row of the table and its P(yes)."""
+    import openvino_genai as ov_genai
+
+    from ecoagent.llm.llamacpp import resolve_gguf
+    from ecoagent.llm.yes_no import yes_share
+
+    gguf = str(resolve_gguf(args.model))
+    pipe, load_cpu, _ = timed(lambda: ov_genai.LLMPipeline(gguf, "CPU", INFERENCE_NUM_THREADS=args.threads))
+    tokenizer = pipe.get_tokenizer()
+
+    def render(conv: list[dict[str, str]]) -> str:
+        # a final assistant message is a prefix the answer continues, as llama.cpp's prefill_assistant
+        prefix = conv[-1]["content"] if conv[-1]["role"] == "assistant" else ""
+        body = conv[:-1] if prefix else conv
+        return tokenizer.apply_chat_template(body, add_generation_prompt=True) + prefix
+
+    def generate(batch: list[Any], seed: int) -> list[str]:
+        config = ov_genai.GenerationConfig()
+        config.apply_chat_template = False
+        config.max_new_tokens = params.max_new_tokens
+        config.do_sample = True
+        config.temperature = params.temperature
+        config.top_p = params.top_p
+        config.rng_seed = seed
+        config.stop_strings = set(params.stop)
+        return list(pipe.generate([render(c) for c in batch], config).texts)
+
+    def p_yes(conv: list[dict[str, str]]) -> float:
+        config = ov_genai.GenerationConfig()
+        config.apply_chat_template = False
+        config.max_new_tokens = 1
+        config.num_beams = config.num_return_sequences = 20
+        result = pipe.generate([render(conv)], config)
+        share = yes_share(zip(result.texts, result.scores, strict=True))
+        return 0.5 if share is None else share
+
+    def requests() -> None:
+        for i in range(0, len(convs), 4):
+            generate(convs[i : i + 4], seeds[i])
+
+    if warm:
+        generate(warm, 1000)
+    _, gen_cpu, gen_wall = timed(requests)
+    for conv in judge_warm:
+        p_yes(conv)
+    judged, judge_cpu, judge_wall = timed(lambda: [p_yes(c) for c in judge])
+    row = [
+        "openvino (LLMPipeline, prefix cache)",
+        round(load_cpu, 1),
+        round(gen_cpu / len(convs), 2),
+        round(gen_wall / len(convs), 2),
+        round(judge_cpu / len(judge), 3),
+        round(judge_wall / len(judge), 3),
+    ]
+    return row, judged
 
 
 def bench_yield(
@@ -195,6 +287,11 @@ def main() -> None:
         "--transformers-batches", default="8", help="batch sizes of the transformers rows, e.g. 1,8"
     )
     parser.add_argument("--skip-backends", action="store_true")
+    parser.add_argument(
+        "--openvino",
+        action="store_true",
+        help="add OpenVINO GenAI (pip install openvino-genai) on the same GGUF",
+    )
     parser.add_argument("--scratch", default="/tmp")
     args = parser.parse_args()
     os.environ.setdefault("ECOAGENT_LLM_THREADS", str(args.threads))

@@ -33,15 +33,28 @@ def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: st
 
 
 def cpu_model() -> str:
-    """``lscpu``'s model name, else /proc/cpuinfo's: printed beside every benchmark (machines vary)."""
+    """``lscpu``'s model name with /proc/cpuinfo's family, model and widest vector unit, printed beside
+    every benchmark: machines vary, and ``lscpu`` says only "AMD EPYC" for Zen 1, 3 and 5 alike, whose
+    LLM costs differ by up to 4x (bench/RESULTS.md)."""
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
     except OSError:
         out = ""
-    if not out and Path("/proc/cpuinfo").exists():
-        out = Path("/proc/cpuinfo").read_text()
-    for line in out.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip().lower() == "model name":
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    name = _field(out, "model name") or _field(cpuinfo, "model name") or "unknown CPU"
+    family, model = _field(cpuinfo, "cpu family"), _field(cpuinfo, "model")
+    flags = set((_field(cpuinfo, "flags") or "").split())
+    isa = next((f for f in ("amx_bf16", "avx512_bf16", "avx512f", "avx2") if f in flags), None)
+    details = ", ".join(
+        part for part in (family and f"cpu family {family}", model and f"model {model}", isa) if part
+    )
+    return f"{name} ({details})" if details else name
+
+
+def _field(text: str, key: str) -> str | None:
+    """The first ``key: value`` line's value in lscpu or /proc/cpuinfo output."""
+    for line in text.splitlines():
+        k, _, value = line.partition(":")
+        if k.strip().lower() == key:
             return value.strip()
-    return "unknown CPU"
+    return None

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ecoagent.topk import top_k_dot
+
 
 @dataclass(frozen=True)
 class NegativeConfig:
@@ -47,27 +49,6 @@ class Negatives:
     kind: np.ndarray
 
 
-def top_candidates(
-    query_emb: np.ndarray, tool_emb: np.ndarray, k: int, chunk: int = 8192
-) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` most similar tools per query: ``(indices, cosines)``, each ``[n_queries, k]``."""
-    import torch
-
-    q = torch.from_numpy(np.ascontiguousarray(query_emb, dtype=np.float32))
-    t = torch.from_numpy(np.ascontiguousarray(tool_emb, dtype=np.float32))
-    k = min(k, t.shape[0])
-    idx, val = [], []
-    with torch.inference_mode():
-        for start in range(0, q.shape[0], chunk):
-            scores = q[start : start + chunk] @ t.T
-            v, i = torch.topk(scores, k, dim=1)
-            idx.append(i.numpy())
-            val.append(v.numpy())
-    if not idx:
-        return np.zeros((0, k), np.int64), np.zeros((0, k), np.float32)
-    return np.concatenate(idx), np.concatenate(val)
-
-
 def mine_negatives(
     query_emb: np.ndarray,
     tool_emb: np.ndarray,
@@ -91,7 +72,7 @@ def mine_negatives(
     positive = np.asarray(positive)
     n_tools = tool_emb.shape[0]
     rng = np.random.default_rng(seed)
-    idx, cos = top_candidates(query_emb, tool_emb, config.candidates)
+    idx, cos = top_k_dot(query_emb, tool_emb, config.candidates)
     rows_q, rows_t, rows_s, rows_k = [], [], [], []
     for qi in range(len(positive)):
         excluded = {int(positive[qi])} | equivalents.get(int(positive[qi]), set())

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from generators.negatives import top_candidates
+from ecoagent.topk import top_k_dot
 
 
 def nearest_rivals(
@@ -37,7 +37,7 @@ def nearest_rivals(
     emb = np.asarray(embeddings, dtype=np.float32)
     # the hard-negative selection: enough nearest tools that k remain after dropping self and equivalents
     widest = max(len(equivalents.get(i, ())) for i in rows)
-    idx, _ = top_candidates(emb[rows], emb, k + 1 + widest)
+    idx, _ = top_k_dot(emb[rows], emb, k + 1 + widest)
     return [
         [int(j) for j in cand if j != i and j not in equivalents.get(i, ())][:k]
         for i, cand in zip(rows, idx, strict=True)

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ecoagent.topk import top_k
+
 
 class ToolIndex:
     """Tool ids and their L2-normalized embeddings, with exact top-K search by dot product.
@@ -128,11 +130,5 @@ class ToolIndex:
         k = min(k, self._n)
         if k == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        if k < self._n:
-            top = np.argpartition(scores, self._n - k)[self._n - k :]
-        else:
-            top = np.arange(self._n)
-        # order the k by score, ties by row, so results do not depend on argpartition's internals
-        order = np.lexsort((top, -scores[top]))
-        idx = top[order].astype(np.int64, copy=False)
-        return idx, scores[idx]
+        idx, top = top_k(scores[None, :], k)
+        return idx[0], top[0]

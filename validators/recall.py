@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from ecoagent.embeddings import embed
+from ecoagent.topk import top_k as ecoagent_top_k
+from ecoagent.topk import top_k_dot
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ def top_k(query_emb: np.ndarray, tool_emb: np.ndarray, k: int) -> tuple[np.ndarr
         raise ValueError("k must be > 0")
     if tool_emb.shape[0] == 0:
         raise ValueError("the tool table is empty: no tools to recall")
-    return top_k_of_scores(query_emb @ tool_emb.T, k)
+    return top_k_dot(query_emb, tool_emb, k)
 
 
 def distribution(values: Sequence[float] | np.ndarray) -> dict[str, Any]:
@@ -106,9 +108,7 @@ def top_k_of_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]
         raise ValueError("k must be > 0")
     if scores.shape[1] == 0:
         raise ValueError("the tool table is empty: no tools to recall")
-    k = min(k, scores.shape[1])
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    return order, np.take_along_axis(scores, order, axis=1)
+    return ecoagent_top_k(scores, k)
 
 
 def floor_from_distribution(top_scores: np.ndarray, quantile: float) -> float:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ecoagent.topk import top_k
+
 
 @dataclass(frozen=True)
 class CandidateLists:
@@ -28,12 +30,8 @@ class CandidateLists:
     @classmethod
     def from_scores(cls, scores: np.ndarray, k: int) -> CandidateLists:
         """Top-k of a dense [n_queries, n_tools] score matrix; ties go to the lower tool index."""
-        k = min(k, scores.shape[1])
-        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-        part_scores = np.take_along_axis(scores, part, axis=1)
-        order = np.lexsort((part, -part_scores), axis=1)
-        idx = np.take_along_axis(part, order, axis=1)
-        return cls(idx.astype(np.int64), np.take_along_axis(scores, idx, axis=1).astype(np.float64))
+        idx, top = top_k(scores, k)
+        return cls(idx, top.astype(np.float64))
 
     def rankings(self) -> list[np.ndarray]:
         return list(self.idx)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ecoagent.topk import top_k
 from rated.evaluation.metrics import RetrievalScores
 from rated.evaluation.rated_policy import RatedPolicy
 from rated.evaluation.significance import compare
@@ -48,11 +49,7 @@ class OfflineRow:
 
 def rankings_from_scores(scores: np.ndarray, depth: int = DEPTH) -> list[np.ndarray]:
     """Top-``depth`` tools per query from a [n_queries, n_tools] matrix, ties to the lower index."""
-    depth = min(depth, scores.shape[1])
-    part = np.argpartition(-scores, depth - 1, axis=1)[:, :depth]
-    vals = np.take_along_axis(scores, part, axis=1)
-    order = np.lexsort((part, -vals), axis=1)
-    return list(np.take_along_axis(part, order, axis=1))
+    return list(top_k(scores, depth)[0])
 
 
 def rated_rankings(policy: RatedPolicy, query_emb: np.ndarray, depth: int = DEPTH) -> list[np.ndarray]:

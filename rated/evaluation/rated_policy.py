@@ -14,16 +14,7 @@ from typing import Any
 
 import numpy as np
 
-
-def top_k(query_emb: np.ndarray, tool_emb: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``ToolIndex.search`` for a batch: top-k rows by dot product, best first, ties to the lower row."""
-    scores = np.asarray(query_emb, dtype=np.float32) @ np.asarray(tool_emb, dtype=np.float32).T
-    k = min(k, scores.shape[1])
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    vals = np.take_along_axis(scores, part, axis=1)
-    order = np.lexsort((part, -vals), axis=1)
-    idx = np.take_along_axis(part, order, axis=1).astype(np.int64)
-    return idx, np.take_along_axis(scores, idx, axis=1)
+from ecoagent.topk import top_k_dot
 
 
 class RatedPolicy:
@@ -60,7 +51,7 @@ class RatedPolicy:
         self.tools = tools
         self.k = int(model.config.top_k)
         self._weights = model.config.fusion_coefficients()
-        self._all = top_k(self.query_emb, model.index.embeddings, self.k)
+        self._all = top_k_dot(self.query_emb, model.index.embeddings, self.k)
         self._idx, self._sem = self._all
         self._cold = model.bandits.state_dict()  # the model is expected fresh: this is the prior start
         self._snapshot = self._cold
@@ -74,7 +65,7 @@ class RatedPolicy:
         self, model: Any, emb: np.ndarray, relevant: Sequence[frozenset[int]]
     ) -> dict[str, float]:
         emb = np.ascontiguousarray(emb, dtype=np.float32)
-        idx_all, sem_all = top_k(emb, model.index.embeddings, self.k) if len(emb) else (None, None)
+        idx_all, sem_all = top_k_dot(emb, model.index.embeddings, self.k) if len(emb) else (None, None)
         hits = 0
         for n, rel in enumerate(relevant):
             idx, sem = idx_all[n], sem_all[n]
@@ -128,7 +119,7 @@ class RatedPolicy:
         self._refresh()
 
     def _refresh(self) -> None:
-        self._idx, self._sem = top_k(self.query_emb, self.live.index.embeddings, self.k)
+        self._idx, self._sem = top_k_dot(self.query_emb, self.live.index.embeddings, self.k)
 
     def _arrive(self, step: int) -> None:
         added = False
