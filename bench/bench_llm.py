@@ -44,6 +44,17 @@ from ecoagent.llm import SamplingParams, make_llm
 from ecoagent.summary import cpu_model, print_table
 
 
+def llamacpp_build() -> str:
+    """Which ``xllamacpp`` ran: the PyPI wheel (AVX2) or a build for this CPU (``scripts/setup.sh``)."""
+    try:
+        import xllamacpp
+
+        from ecoagent.llm.llamacpp import cpu_features
+    except ImportError:
+        return "not installed"
+    return f"xllamacpp {xllamacpp.__version__} from {Path(xllamacpp.__file__).parent}: {' '.join(cpu_features())}"
+
+
 def sample_tools(tools: pl.DataFrame, per_platform: int, seed: int = 1) -> list[dict[str, Any]]:
     rng = np.random.default_rng(seed)
     picks: list[dict[str, Any]] = []
@@ -300,6 +311,7 @@ def main() -> None:
     print(
         f"machine: {cpu_model()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; threads {args.threads}"
     )
+    print(f"llama.cpp build: {llamacpp_build()}")
     if not args.skip_backends:
         tools = sample_tools(table, max(1, (args.requests + args.warmup) // platforms + 1))
         print_table(

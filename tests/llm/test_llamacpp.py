@@ -15,7 +15,7 @@ import pytest
 from ecoagent.config import SMOLLM2
 from ecoagent.llm import SamplingParams
 from ecoagent.llm.embedded import EmbeddedLLM
-from ecoagent.llm.llamacpp import LlamaCppLLM, busy_elsewhere, free_cores, resolve_gguf
+from ecoagent.llm.llamacpp import LlamaCppLLM, busy_elsewhere, cpu_features, free_cores, resolve_gguf
 from ecoagent.models import PackagedGGUF, join_parts
 
 pytest.importorskip("xllamacpp")
@@ -152,3 +152,29 @@ def test_split_weights_are_joined_and_checked(tmp_path: Path) -> None:
     short = PackagedGGUF("o.gguf", ("a", "b"), len(data) + 1, good.sha256, "test", "MIT")
     with pytest.raises(ValueError, match="expected"):
         join_parts(short, parts, tmp_path / "o.gguf")
+
+
+# llama.cpp's names for its CPU features, and the /proc/cpuinfo flag each needs
+CPUINFO_FLAG = {
+    "AVX": "avx",
+    "AVX2": "avx2",
+    "F16C": "f16c",
+    "FMA": "fma",
+    "AVX_VNNI": "avx_vnni",
+    "AVX512": "avx512f",
+    "AVX512_VBMI": "avx512vbmi",
+    "AVX512_VNNI": "avx512_vnni",
+    "AVX512_BF16": "avx512_bf16",
+    "AMX_INT8": "amx_int8",
+}
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="reads /proc/cpuinfo")
+def test_the_build_uses_only_what_this_cpu_has_and_says_so(llm: LlamaCppLLM) -> None:
+    """A native build (scripts/setup.sh on an AVX-512 CPU) carried to another CPU would die of an illegal
+    instruction mid-run: every feature llama.cpp was compiled for must be a flag of this CPU."""
+    features = cpu_features()
+    assert "AVX2" in features  # the wheel's floor, and every native build here
+    flags = set(Path("/proc/cpuinfo").read_text().split("flags", 1)[1].split("\n", 1)[0].split())
+    assert all(CPUINFO_FLAG.get(name, name.lower()) in flags for name in features), (features, flags)
+    assert llm.info()["runtime_cpu_features"] == " ".join(features)
