@@ -90,7 +90,15 @@ def test_neighbouring_judgments_share_their_prompt_and_keep_their_order(llm: Lla
         llm.yes_probability([[{"role": "user", "content": f"{other} Answer yes or no."}]])
     cached = llm.cached_prompt_tokens
     together = llm.yes_probability(convs)
-    assert together == pytest.approx(alone, abs=0.02)  # same answers, in the input order
+    # same answers, in the input order. A prefix read from the slot's cache rounds differently from one
+    # computed afresh: within 0.02 on PyPI's AVX2 wheel, up to 0.062 on SmolLM2 with a build compiled
+    # for an AVX-512 CPU (scripts/setup.sh), so each answer is checked against its own and the others.
+    assert together == pytest.approx(alone, abs=0.08)
+    for i, p in enumerate(together):
+        assert abs(p - alone[i]) <= min([abs(p - q) for j, q in enumerate(alone) if j != i] + [0.08]), (
+            together,
+            alone,
+        )
     assert llm.cached_prompt_tokens - cached >= 80  # each request's second pair reused its ~50 tokens
 
 
