@@ -17,6 +17,7 @@ from ecoagent.llm import SamplingParams
 from ecoagent.llm.embedded import EmbeddedLLM
 from ecoagent.llm.llamacpp import LlamaCppLLM, busy_elsewhere, cpu_features, free_cores, resolve_gguf
 from ecoagent.models import PackagedGGUF, join_parts
+from ecoagent.summary import _field
 
 pytest.importorskip("xllamacpp")
 
@@ -93,9 +94,10 @@ def test_neighbouring_judgments_share_their_prompt_and_keep_their_order(llm: Lla
     # same answers, in the input order. A prefix read from the slot's cache rounds differently from one
     # computed afresh: within 0.02 on PyPI's AVX2 wheel, up to 0.062 on SmolLM2 with a build compiled
     # for an AVX-512 CPU (scripts/setup.sh), so each answer is checked against its own and the others.
-    assert together == pytest.approx(alone, abs=0.08)
+    tolerance = 0.08 if "AVX512" in cpu_features() else 0.02
+    assert together == pytest.approx(alone, abs=tolerance)
     for i, p in enumerate(together):
-        assert abs(p - alone[i]) <= min([abs(p - q) for j, q in enumerate(alone) if j != i] + [0.08]), (
+        assert abs(p - alone[i]) <= min([abs(p - q) for j, q in enumerate(alone) if j != i] + [tolerance]), (
             together,
             alone,
         )
@@ -183,6 +185,6 @@ def test_the_build_uses_only_what_this_cpu_has_and_says_so(llm: LlamaCppLLM) -> 
     instruction mid-run: every feature llama.cpp was compiled for must be a flag of this CPU."""
     features = cpu_features()
     assert "AVX2" in features  # the wheel's floor, and every native build here
-    flags = set(Path("/proc/cpuinfo").read_text().split("flags", 1)[1].split("\n", 1)[0].split())
+    flags = set((_field(Path("/proc/cpuinfo").read_text(), "flags") or "").split())
     assert all(CPUINFO_FLAG.get(name, name.lower()) in flags for name in features), (features, flags)
     assert llm.info()["runtime_cpu_features"] == " ".join(features)
