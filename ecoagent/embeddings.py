@@ -21,6 +21,12 @@ import numpy as np
 
 CACHE_FILE = "embeddings.sqlite"
 
+# Texts per forward pass. sentence-transformers sorts a call's texts by length, so only the long tail's
+# batches are padded; on a CPU, a batch of 64 long documents (64 x 384 tokens for mpnet) spends far more on
+# padded attention than a small one: over 800 catalog documents, all-mpnet-base-v2 ran 2.2x and MiniLM
+# 1.35x faster at 8 than at 64, with vectors equal to 2e-7 (bench/bench_encode.py, bench/results/encode.md).
+BATCH_SIZE = 8
+
 
 class EmbeddingCache:
     """Normalized embeddings of texts under one encoder identity."""
@@ -41,7 +47,7 @@ class EmbeddingCache:
     def _sha(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def encode(self, texts: Sequence[str], encoder: Any, batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: Sequence[str], encoder: Any, batch_size: int = BATCH_SIZE) -> np.ndarray:
         """Embeddings of ``texts`` (rows in order), encoding only those not cached yet.
 
         ``encoder`` is a sentence-transformers model or a zero-argument function that loads one; the
@@ -102,7 +108,7 @@ def static_encoder_key(name: str) -> str | None:
 
 
 def embed(
-    model_name: str, texts: Sequence[str], batch_size: int = 64, cache: Path | None = None
+    model_name: str, texts: Sequence[str], batch_size: int = BATCH_SIZE, cache: Path | None = None
 ) -> np.ndarray:
     """L2-normalized float32 embeddings of ``texts`` by a packaged encoder, each text encoded at most once.
 

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from ecoagent.config import MINILM, Profile
+from ecoagent.embeddings import BATCH_SIZE
 
 Pooling = Literal["auto", "cls", "mean"]
 
@@ -68,7 +69,8 @@ class RATEDConfig:
         lam: ridge regularizer lambda > 0; the diagonal of A never decays below it.
         query_encoder: backbone of the query tower, used only to build ``NO_CONTRASTIVE``.
         tool_encoder: backbone of the tool tower, used only to build ``NO_CONTRASTIVE``.
-        encode_batch_size: batch size when the index encodes tool documents.
+        encode_batch_size: batch size when the index encodes tool documents; small, because texts are
+            sorted by length and the long tail's padded attention costs more in big batches on a CPU.
 
     Example:
         >>> RATEDConfig(variant=Variant.GLOBAL_MAB, weights=(0.6, 0.3, 0.1)).top_k
@@ -84,7 +86,7 @@ class RATEDConfig:
     lam: float = 1.0
     query_encoder: str = MINILM
     tool_encoder: str = MINILM
-    encode_batch_size: int = 64
+    encode_batch_size: int = BATCH_SIZE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "variant", Variant(self.variant))

@@ -6,6 +6,7 @@ tags), so each gets its own tower; both end in L2 normalization so the score is 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,12 +14,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ecoagent.models import canonical, resolve_encoder
+from ecoagent.embeddings import BATCH_SIZE, CACHE_FILE, EmbeddingCache, static_encoder_key
+from ecoagent.models import cache_dir, canonical, file_sha256, resolve_encoder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
+
+# Files at a saved dual encoder's top level that shape the tool tower (``saved_key``).
+TOWER_FILES = ("modules.json", "router_config.json")
 
 # Backbones trained with the [CLS] vector as the embedding; every other plain HF model gets mean pooling.
 CLS_BACKBONES = (
@@ -66,6 +71,11 @@ class DualEncoder:
 
     Args:
         model: a SentenceTransformer whose first module is a Router with ``query`` and ``document`` routes.
+        tools_key: identity of the tool tower's weights (``from_backbones`` and ``load`` set it). When
+            given and the encoder is frozen, ``encode_tools`` reads and fills the shared embedding cache
+            (``ecoagent.embeddings``): the train stage's held-out comparison and every evaluation run
+            encode the catalog with a tower once per machine, and an untrained tower reads the vectors
+            the crawl computed with the same packaged encoder.
 
     Example:
         >>> enc = DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2")  # doctest: +SKIP
@@ -73,8 +83,9 @@ class DualEncoder:
         (1, 384)
     """
 
-    def __init__(self, model: SentenceTransformer) -> None:
+    def __init__(self, model: SentenceTransformer, tools_key: str | None = None) -> None:
         self.model = model
+        self.tools_key = tools_key
         dim = model.get_embedding_dimension()
         if dim is None:  # a backbone whose modules do not declare it: measure once
             dim = int(self.encode_queries(["probe"]).shape[1])
@@ -106,7 +117,10 @@ class DualEncoder:
             query_modules=_tower(query_encoder, pooling, max_seq_length, device),
             document_modules=_tower(tool_encoder, pooling, max_seq_length, device),
         )
-        return cls(SentenceTransformer(modules=[router, Normalize()], device=device))
+        return cls(
+            SentenceTransformer(modules=[router, Normalize()], device=device),
+            backbone_key(tool_encoder, pooling, max_seq_length),
+        )
 
     @classmethod
     def load(cls, path: str | Path, device: str | None = None) -> DualEncoder:
@@ -116,7 +130,7 @@ class DualEncoder:
         path = Path(path)
         if not (path / "modules.json").exists():
             raise FileNotFoundError(f"{path} is not a saved dual encoder (no modules.json)")
-        return cls(SentenceTransformer(str(path), device=device))
+        return cls(SentenceTransformer(str(path), device=device), saved_key(path))
 
     def save(self, path: str | Path) -> None:
         self.model.save(str(path))
@@ -128,7 +142,13 @@ class DualEncoder:
             p.requires_grad_(False)
         return self
 
-    def encode_queries(self, queries: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    @property
+    def frozen(self) -> bool:
+        """No parameter takes gradients: the weights are those ``tools_key`` names (a tower being
+        fine-tuned in place is never served from the cache)."""
+        return not any(p.requires_grad for p in self.model.parameters())
+
+    def encode_queries(self, queries: Sequence[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
         """Query-tower embeddings, float32, L2-normalized, shape (len(queries), dim)."""
         out = self.model.encode_query(
             list(queries),
@@ -139,13 +159,56 @@ class DualEncoder:
         )
         return np.ascontiguousarray(out, dtype=np.float32)
 
-    def encode_tools(self, documents: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        """Tool-tower embeddings of tool documents (``ecoagent.schemas.tool_document``)."""
+    def encode_tools(self, documents: Sequence[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
+        """Tool-tower embeddings of tool documents (``ecoagent.schemas.tool_document``), through the
+        shared embedding cache when the tower's weights have a ``tools_key``."""
+        if self.tools_key is None or not documents or not self.frozen:
+            return self._encode_documents(list(documents), batch_size)
+        store = EmbeddingCache(cache_dir() / CACHE_FILE, self.tools_key)
+        return np.ascontiguousarray(store.encode(list(documents), _DocumentTower(self), batch_size))
+
+    def _encode_documents(self, documents: list[str], batch_size: int) -> np.ndarray:
         out = self.model.encode_document(
-            list(documents),
+            documents,
             batch_size=batch_size,
             convert_to_numpy=True,
             normalize_embeddings=True,
             show_progress_bar=False,
         )
         return np.ascontiguousarray(out, dtype=np.float32)
+
+
+class _DocumentTower:
+    """The tool tower with the ``encode`` signature ``EmbeddingCache`` calls."""
+
+    def __init__(self, encoder: DualEncoder) -> None:
+        self.encoder = encoder
+
+    def encode(self, texts: list[str], batch_size: int, **_: object) -> np.ndarray:
+        return self.encoder._encode_documents(texts, batch_size)
+
+
+def backbone_key(name: str, pooling: str = "auto", max_seq_length: int = 256) -> str:
+    """Cache identity of an untrained tool tower. A tower that is the packaged sentence-transformers
+    model as it ships (its own pooling and max length; the final normalization is the same) computes
+    what ``ecoagent.embeddings.embed`` computes, so it shares that key and reads the crawl's vectors."""
+    mode = pooling_for(name, pooling)
+    shared = static_encoder_key(name)
+    if mode is None and shared is not None and shared.endswith(f"|max_seq_length={max_seq_length}"):
+        return shared
+    return f"tower|{canonical(name)}|{resolve_encoder(name)}|pooling={mode}|max_seq_length={max_seq_length}"
+
+
+def saved_key(path: str | Path) -> str:
+    """Cache identity of a saved dual encoder's tool tower: the sha256 of the files that make it (the
+    ``document_*`` modules' weights, configs and tokenizer, the normalization, ``modules.json`` and the
+    router's config). A retrained tower is a new key, never a stale hit; the query tower, the model card
+    and the files the train stage adds beside them (``metrics.json``) do not change it."""
+    root = Path(path)
+    digest = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = f.relative_to(root)
+        top = rel.parts[0]
+        if top.startswith("document_") or top.endswith("_Normalize") or top in TOWER_FILES:
+            digest.update(rel.as_posix().encode() + b"\0" + file_sha256(f).encode())
+    return f"dual-encoder-tools|{digest.hexdigest()}"

@@ -56,20 +56,21 @@ def _backbone_encoder(query_encoder: str, tool_encoder: str) -> DualEncoder:
     return DualEncoder.from_backbones(query_encoder, tool_encoder).freeze()
 
 
-_EMBED_CACHE: dict[tuple[DualEncoder, str], np.ndarray] = {}
+_EMBED_MEMO: dict[tuple[DualEncoder, str], np.ndarray] = {}
 
 
 def _tool_embeddings(encoder: DualEncoder, documents: list[str], batch_size: int) -> np.ndarray:
-    """Tool-tower embeddings, cached per encoder and document list: every variant and seed of an
-    evaluation shares one encoding of the catalog instead of redoing it."""
+    """Tool-tower embeddings of the catalog. ``encode_tools`` reads the shared on-disk cache
+    (``ecoagent.embeddings``) for towers with a key; this memo keeps the last few matrices in memory, so
+    the many runs of an evaluation (seeds, variants that keep the encoder) do not read them back each time."""
     import hashlib
 
     key = (encoder, hashlib.sha256("\x1e".join(documents).encode()).hexdigest())
-    if key not in _EMBED_CACHE:
-        if len(_EMBED_CACHE) >= 8:
-            _EMBED_CACHE.pop(next(iter(_EMBED_CACHE)))
-        _EMBED_CACHE[key] = encoder.encode_tools(documents, batch_size=batch_size)
-    return _EMBED_CACHE[key]
+    if key not in _EMBED_MEMO:
+        if len(_EMBED_MEMO) >= 8:
+            _EMBED_MEMO.pop(next(iter(_EMBED_MEMO)))
+        _EMBED_MEMO[key] = encoder.encode_tools(documents, batch_size=batch_size)
+    return _EMBED_MEMO[key]
 
 
 class RATED:

@@ -475,7 +475,8 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
     comparison = held_out_comparison(
         tools,
         held_out_sets(positives, train_tools, real_pairs, naming_queries(art)),
-        {"fine-tuned": trained, "backbone": backbone},
+        # the reloaded copy is what the evaluation loads: its catalog vectors land in the shared cache
+        {"fine-tuned": reloaded, "backbone": backbone},
     )
     if real_pairs is None:
         comparison["real_test"] = {"skipped": "real/pairs.parquet did not exist when the encoder was trained"}

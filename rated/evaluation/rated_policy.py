@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ecoagent.topk import top_k_dot
+from ecoagent.topk import top_k, top_k_dot
 
 
 class RatedPolicy:
@@ -122,14 +122,28 @@ class RatedPolicy:
         self._idx, self._sem = top_k_dot(self.query_emb, self.live.index.embeddings, self.k)
 
     def _arrive(self, step: int) -> None:
-        added = False
+        start = len(self.live.index)
         while self._pending and self._pending[0][0] <= step:
             _, tools = self._pending.pop(0)
             self.live.add_tools(self.tools[tools.tolist()])
             self._l2g = np.concatenate([self._l2g, tools.astype(np.int64)])
-            added = True
-        if added:
-            self._refresh()
+        if len(self.live.index) > start:
+            self._merge_arrivals(start)
+
+    def _merge_arrivals(self, start: int) -> None:
+        """Update every query's top-K with the tools indexed from row ``start`` on: only they can enter it.
+
+        The same top-K as ``_refresh`` over the whole live index (an arrival of the replayed MCP history
+        comes every few steps, and rescoring the catalog each time was most of that scenario's cost).
+        Ties still go to the lower row: the kept top-K is ordered by (score, row) and every new row is
+        higher than every old one, so candidate positions are in row order among equal scores.
+        """
+        new = np.ascontiguousarray(self.live.index.embeddings[start:], dtype=np.float32)
+        rows = np.arange(start, start + len(new), dtype=np.int64)
+        cand = np.concatenate([self._idx, np.broadcast_to(rows, (len(self._idx), len(rows)))], axis=1)
+        scores = np.concatenate([self._sem, self.query_emb @ new.T], axis=1)
+        pos, self._sem = top_k(scores, self.k)
+        self._idx = np.take_along_axis(cand, pos, axis=1)
 
     def fused(self, idx: np.ndarray, sem: np.ndarray, emb: np.ndarray) -> np.ndarray:
         return self.live.bandits.fused(idx, sem, emb, self._weights)[0]

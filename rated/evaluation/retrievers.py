@@ -12,6 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
+from ecoagent.embeddings import BATCH_SIZE
+
 
 class Retriever(Protocol):
     """Fit on tool documents once; score query batches against all of them."""
@@ -78,7 +80,7 @@ class DenseRetriever:
         batch_size: texts per encoder call.
     """
 
-    def __init__(self, model_name: str, batch_size: int = 64) -> None:
+    def __init__(self, model_name: str, batch_size: int = BATCH_SIZE) -> None:
         self.model_name = model_name
         self.name = model_name.split("/")[-1]
         self.batch_size = batch_size

@@ -49,3 +49,58 @@ def test_pooling_follows_the_backbone() -> None:
     assert pooling_for("facebook/dragon-plus-context-encoder") == "cls"
     assert pooling_for("all-MiniLM-L6-v2") is None  # keep the folder's own (mean)
     assert pooling_for("all-MiniLM-L6-v2", "cls") == "cls"
+
+
+def test_an_untrained_tower_reads_the_crawl_encoder_vectors(tmp_path, monkeypatch) -> None:
+    """The packaged MiniLM as a tool tower computes what ``embed`` computes, so it shares its cache key."""
+    from ecoagent.embeddings import embed, static_encoder_key
+
+    monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path))
+    docs = ["Gmail: Send and read email messages", "PDF reader: extract text from PDFs (tags: pdf)"]
+    backbone = DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2").freeze()
+    assert backbone.tools_key == static_encoder_key("sentence-transformers/all-MiniLM-L6-v2")
+    np.testing.assert_allclose(backbone._encode_documents(docs, 16), embed(backbone_name(), docs), atol=1e-6)
+    # now served from the cache the crawl filled: the model is never called
+    monkeypatch.setattr(backbone, "_encode_documents", _refuse)
+    np.testing.assert_allclose(backbone.encode_tools(docs), embed(backbone_name(), docs), atol=0)
+
+
+def test_a_saved_tower_is_cached_by_its_weights(tmp_path, monkeypatch, dual_encoder: DualEncoder) -> None:
+    monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path / "cache"))
+    dual_encoder.save(tmp_path / "m")
+    loaded = DualEncoder.load(tmp_path / "m").freeze()
+    docs = ["search the web for news", "Slack: post a message to a channel"]
+    first = loaded.encode_tools(docs)
+    np.testing.assert_allclose(first, dual_encoder._encode_documents(docs, 16), atol=1e-6)
+    # files the train stage writes beside the model do not change the tower's identity
+    (tmp_path / "m" / "metrics.json").write_text("{}")
+    again = DualEncoder.load(tmp_path / "m").freeze()
+    assert again.tools_key == loaded.tools_key
+    monkeypatch.setattr(again, "_encode_documents", _refuse)
+    np.testing.assert_array_equal(again.encode_tools(docs), first)
+    # other tool-tower weights are another key
+    weights = next((tmp_path / "m").glob("document_0_*/model.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\0")
+    from rated.encoder import saved_key
+
+    assert saved_key(tmp_path / "m") != loaded.tools_key
+
+
+def test_a_tower_that_takes_gradients_is_never_served_from_the_cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path))
+    training = DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2")  # not frozen
+    assert training.tools_key is not None and not training.frozen
+    calls = []
+    real = training._encode_documents
+    monkeypatch.setattr(training, "_encode_documents", lambda d, b: calls.append(d) or real(d, b))
+    training.encode_tools(["a tool"])
+    training.encode_tools(["a tool"])
+    assert len(calls) == 2
+
+
+def backbone_name() -> str:
+    return "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _refuse(*_: object) -> np.ndarray:
+    raise AssertionError("encoded again instead of reading the cache")

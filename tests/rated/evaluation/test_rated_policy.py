@@ -87,3 +87,29 @@ def test_batched_warm_up_equals_the_library_warm_up() -> None:
     assert (
         np.array_equal(a["arms"], b["arms"]) and np.allclose(a["A"], b["A"]) and np.allclose(a["b"], b["b"])
     )
+
+
+def test_arrivals_merge_into_the_top_k_as_a_full_rescoring_would() -> None:
+    """Tools that join mid-run update each query's top-K exactly as rescoring the whole index does,
+    ties included (a copy of an old tool joins behind it)."""
+    from ecoagent.topk import top_k_dot
+
+    model = _model(n_tools=12)
+    rng = np.random.default_rng(3)
+    queries = rng.normal(size=(40, model.index.dim)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    queries[:5] = model.index.embeddings[:5]  # exact ties once the copies arrive
+    policy = RatedPolicy(model, queries, "RATED")
+    arrivals = [
+        model.index.embeddings[:5].copy(),  # copies of tools 0-4: equal scores, higher rows
+        np.eye(3, model.index.dim, 20, dtype=np.float32),
+        (rng.normal(size=(4, model.index.dim)) / 5).astype(np.float32),
+    ]
+    for batch in arrivals:
+        start = len(policy.live.index)
+        policy.live.index.add([f"new{start + i}" for i in range(len(batch))], batch)
+        policy._merge_arrivals(start)
+        idx, sem = top_k_dot(queries, policy.live.index.embeddings, policy.k)
+        np.testing.assert_array_equal(policy._idx, idx)
+        np.testing.assert_allclose(policy._sem, sem, atol=1e-6)
+    assert policy._idx[0, :2].tolist() == [0, 12]  # the old tool before its copy

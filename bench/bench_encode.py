@@ -1,0 +1,79 @@
+"""Encoding the catalog on a CPU: sentence-transformers batch sizes for the packaged encoders, one run.
+
+Run: ``.venv/bin/python bench/bench_encode.py [--tools out/tools.parquet] [--docs 800] [--batches 64,32,16,8]
+[--models sentence-transformers/all-MiniLM-L6-v2,sentence-transformers/all-mpnet-base-v2]``. Prints a
+Markdown table (copied into ``bench/results/encode.md``).
+
+- Documents: ``--docs`` tool documents (``ecoagent.schemas.tool_document``) drawn at random (seed 0) from
+  the crawled catalog, so the long tail of long descriptions is in the sample as it is in a build.
+- Each model encodes the same documents once per batch size, in the order given, after one untimed
+  warm-up call; ratios are against the first batch size (the pipeline's old default, 64), and
+  ``max |diff|`` is the largest coordinate difference from that row's vectors.
+- sentence-transformers sorts a call's texts by length, so only the longest batches are padded; on a CPU
+  the padded attention of a big batch of long documents is what a smaller batch saves.
+- Threads: torch's default (the cores it sees). Compare rows of one run only: machines differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import polars as pl
+
+from ecoagent.config import MINILM, MPNET
+from ecoagent.models import load_encoder
+from ecoagent.schemas import tool_documents
+from ecoagent.summary import cpu_model
+
+
+def bench(model_name: str, docs: list[str], batches: list[int]) -> list[list[str]]:
+    model = load_encoder(model_name)
+    model.encode(docs[:32], batch_size=16, show_progress_bar=False)  # warm-up: threads, allocator
+    rows, base, base_wall = [], None, None
+    for bs in batches:
+        t0, c0 = time.perf_counter(), time.process_time()
+        emb = model.encode(docs, batch_size=bs, normalize_embeddings=True, show_progress_bar=False)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        if base is None:
+            base, base_wall = emb, wall
+        rows.append(
+            [
+                model_name.split("/")[-1],
+                str(bs),
+                f"{wall:.1f}",
+                f"{cpu:.1f}",
+                f"{len(docs) / wall:.1f}",
+                f"{base_wall / wall:.2f}x",
+                f"{float(np.abs(emb - base).max()):.1e}",
+            ]
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tools", default="out/tools.parquet")
+    parser.add_argument("--docs", type=int, default=800)
+    parser.add_argument("--batches", default="64,32,16,8")
+    parser.add_argument("--models", default=f"{MINILM},{MPNET}")
+    args = parser.parse_args()
+    documents = tool_documents(pl.read_parquet(args.tools))
+    rng = np.random.default_rng(0)
+    pick = rng.choice(len(documents), min(args.docs, len(documents)), replace=False)
+    docs = [documents[i] for i in pick]
+    batches = [int(b) for b in args.batches.split(",")]
+    lengths = np.array([len(d.split()) for d in docs])
+    print(f"CPU: {cpu_model()}; {len(docs)} of {len(documents)} catalog documents, words per document")
+    print(f"median {np.median(lengths):.0f}, p90 {np.percentile(lengths, 90):.0f}, max {lengths.max()}\n")
+    header = ["model", "batch", "wall s", "CPU s", "docs/s", "speed vs first row", "max |diff|"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for name in args.models.split(","):
+        for row in bench(name, docs, batches):
+            print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
