@@ -23,6 +23,7 @@ import polars as pl
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import Profile
+from ecoagent.embeddings import BATCH_SIZE
 from ecoagent.models import encoder_provenance, file_sha256
 from ecoagent.progress import Progress
 from ecoagent.schemas import tool_documents
@@ -163,7 +164,7 @@ def validation_evaluator(
         precision_recall_at_k=[1, 10],
         map_at_k=[10],
         write_csv=False,
-        batch_size=64,
+        batch_size=BATCH_SIZE,
     )
 
 
