@@ -8,7 +8,7 @@ Markdown table (copied into ``bench/results/encode.md``).
   the crawled catalog, so the long tail of long descriptions is in the sample as it is in a build.
 - Each model encodes the same documents once per batch size, in the order given, after one untimed
   warm-up call; ratios are against the first batch size (the pipeline's old default, 64), and
-  ``max |diff|`` is the largest coordinate difference from that row's vectors.
+  ``max abs diff`` is the largest coordinate difference from that row's vectors.
 - sentence-transformers sorts a call's texts by length, so only the longest batches are padded; on a CPU
   the padded attention of a big batch of long documents is what a smaller batch saves.
 - Threads: torch's default (the cores it sees). Compare rows of one run only: machines differ.
@@ -25,7 +25,7 @@ import polars as pl
 from ecoagent.config import MINILM, MPNET
 from ecoagent.models import load_encoder
 from ecoagent.schemas import tool_documents
-from ecoagent.summary import cpu_model
+from ecoagent.summary import cpu_model, print_table
 
 
 def bench(model_name: str, docs: list[str], batches: list[int]) -> list[list[str]]:
@@ -67,12 +67,8 @@ def main() -> None:
     lengths = np.array([len(d.split()) for d in docs])
     print(f"CPU: {cpu_model()}; {len(docs)} of {len(documents)} catalog documents, words per document")
     print(f"median {np.median(lengths):.0f}, p90 {np.percentile(lengths, 90):.0f}, max {lengths.max()}\n")
-    header = ["model", "batch", "wall s", "CPU s", "docs/s", "speed vs first row", "max |diff|"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + " --- |" * len(header))
-    for name in args.models.split(","):
-        for row in bench(name, docs, batches):
-            print("| " + " | ".join(row) + " |")
+    header = ["model", "batch", "wall s", "CPU s", "docs/s", "speed vs first row", "max abs diff"]
+    print_table(header, [row for name in args.models.split(",") for row in bench(name, docs, batches)])
 
 
 if __name__ == "__main__":

@@ -85,7 +85,8 @@ class EmbeddingCache:
         return np.stack([found[s] for s in shas]) if shas else np.zeros((0, 0), dtype=np.float32)
 
 
-def _key(name: str, max_seq_length: Any) -> str:
+def key_for(name: str, max_seq_length: Any) -> str:
+    """The cache key of encoder ``name`` (as configured; its weights path resolved) at ``max_seq_length``."""
     from ecoagent.models import resolve_encoder
 
     return f"{name}|{resolve_encoder(name)}|max_seq_length={max_seq_length}"
@@ -93,7 +94,7 @@ def _key(name: str, max_seq_length: Any) -> str:
 
 def encoder_key(encoder: Any, name: str) -> str:
     """Identity of an encoder: its configured name, where its weights come from, and its max length."""
-    return _key(name, getattr(encoder, "max_seq_length", ""))
+    return key_for(name, getattr(encoder, "max_seq_length", ""))
 
 
 def static_encoder_key(name: str) -> str | None:
@@ -105,7 +106,7 @@ def static_encoder_key(name: str) -> str | None:
         max_seq_length = json.loads(config.read_text())["max_seq_length"]
     except (OSError, ValueError, KeyError):
         return None
-    return _key(name, max_seq_length)
+    return key_for(name, max_seq_length)
 
 
 def embed(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ecoagent.embeddings import BATCH_SIZE, CACHE_FILE, EmbeddingCache, static_encoder_key
+from ecoagent.embeddings import BATCH_SIZE, CACHE_FILE, EmbeddingCache, key_for, static_encoder_key
 from ecoagent.models import cache_dir, canonical, file_sha256, resolve_encoder
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def backbone_key(name: str, pooling: str = "auto", max_seq_length: int = 256) ->
     what ``ecoagent.embeddings.embed`` computes, so it shares that key and reads the crawl's vectors."""
     mode = pooling_for(name, pooling)
     shared = static_encoder_key(name)
-    if mode is None and shared is not None and shared.endswith(f"|max_seq_length={max_seq_length}"):
+    if mode is None and shared == key_for(name, max_seq_length):
         return shared
     return f"tower|{canonical(name)}|{resolve_encoder(name)}|pooling={mode}|max_seq_length={max_seq_length}"
 

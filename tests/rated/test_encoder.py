@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ecoagent.config import MINILM
 from rated.encoder import DualEncoder, pooling_for
 
 
@@ -57,12 +58,12 @@ def test_an_untrained_tower_reads_the_crawl_encoder_vectors(tmp_path, monkeypatc
 
     monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path))
     docs = ["Gmail: Send and read email messages", "PDF reader: extract text from PDFs (tags: pdf)"]
-    backbone = DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2").freeze()
-    assert backbone.tools_key == static_encoder_key("sentence-transformers/all-MiniLM-L6-v2")
-    np.testing.assert_allclose(backbone._encode_documents(docs, 16), embed(backbone_name(), docs), atol=1e-6)
+    backbone = DualEncoder.from_backbones(MINILM).freeze()
+    assert backbone.tools_key == static_encoder_key(MINILM)
+    np.testing.assert_allclose(backbone._encode_documents(docs, 16), embed(MINILM, docs), atol=1e-6)
     # now served from the cache the crawl filled: the model is never called
     monkeypatch.setattr(backbone, "_encode_documents", _refuse)
-    np.testing.assert_allclose(backbone.encode_tools(docs), embed(backbone_name(), docs), atol=0)
+    np.testing.assert_allclose(backbone.encode_tools(docs), embed(MINILM, docs), atol=0)
 
 
 def test_a_saved_tower_is_cached_by_its_weights(tmp_path, monkeypatch, dual_encoder: DualEncoder) -> None:
@@ -88,7 +89,7 @@ def test_a_saved_tower_is_cached_by_its_weights(tmp_path, monkeypatch, dual_enco
 
 def test_a_tower_that_takes_gradients_is_never_served_from_the_cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path))
-    training = DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2")  # not frozen
+    training = DualEncoder.from_backbones(MINILM)  # not frozen
     assert training.tools_key is not None and not training.frozen
     calls = []
     real = training._encode_documents
@@ -96,10 +97,6 @@ def test_a_tower_that_takes_gradients_is_never_served_from_the_cache(tmp_path, m
     training.encode_tools(["a tool"])
     training.encode_tools(["a tool"])
     assert len(calls) == 2
-
-
-def backbone_name() -> str:
-    return "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _refuse(*_: object) -> np.ndarray:
