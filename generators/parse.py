@@ -65,10 +65,12 @@ def parse_queries(text: str) -> Parsed:
     """
     if not text or not text.strip():
         return Parsed(reason="empty answer")
-    found = _from_json(text)
-    if found is None:
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        items = [ln for ln in lines if _ITEM.match(ln)]
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    items = [ln for ln in lines if _ITEM.match(ln)]
+    # a numbered list whose requests hold bracketed values ("page ids [123, 456]") is a list, not JSON;
+    # JSON that gives no string (an array of numbers) is not an answer either
+    found = None if len(items) >= 2 else _from_json(text)
+    if not found:
         chosen = items if items else lines
         found = [clean(ln) for ln in chosen]
         found = [q for q in found if q and not q.endswith(":")]

@@ -54,3 +54,19 @@ def test_broken_json_falls_back_to_lines() -> None:
         '["find the nearest pharmacy", "open now"'
     ]
     assert clean("  3.   'quoted  text' ") == "quoted text"
+
+
+def test_a_list_with_bracketed_values_is_not_read_as_json() -> None:
+    # a real answer (Qwen2.5-Coder-1.5B for Notion's load_data) that an earlier parser read as the JSON
+    # array [123, 456, 789], finding no query in it
+    answer = (
+        "1. Load data from page ids: [123, 456, 789]\n"
+        "2. Retrieve information from database ids: [abc, def, ghi]\n"
+        "3. Fetch data from a specific page id: [42]"
+    )
+    assert parse_queries(answer).queries == [
+        "Load data from page ids: [123, 456, 789]",
+        "Retrieve information from database ids: [abc, def, ghi]",
+        "Fetch data from a specific page id: [42]",
+    ]
+    assert parse_queries("[1, 2, 3]").queries == ["[1, 2, 3]"]  # no string in the JSON: the line itself
