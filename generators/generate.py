@@ -43,7 +43,9 @@ from generators.prompts import (
 
 log = logging.getLogger(__name__)
 
-MIN_MORE = 3  # a later ``list`` round asks for at least this many requests: one more call costs a whole prompt
+MIN_MORE = (
+    3  # a later ``list`` round asks for at least this many requests: one more call costs a whole prompt
+)
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,12 @@ class QueryGenerator:
             if state.rounds:  # a later round asks for the missing ones (x oversample), as new tasks
                 kept = [q["query"] for q in state.queries]
                 more = max(MIN_MORE, math.ceil(want * cfg.oversample))
-                return [(more_conversation(state.tool, cfg.list_size, kept, more), state.base_seed + state.samples)]
+                return [
+                    (
+                        more_conversation(state.tool, cfg.list_size, kept, more),
+                        state.base_seed + state.samples,
+                    )
+                ]
         elif state.rounds == 0:
             n = math.ceil(cfg.queries_per_tool * cfg.oversample)
         else:
