@@ -36,16 +36,11 @@ from generators.prompts import (
     PROMPT_VERSION,
     PromptMode,
     list_conversation,
-    more_conversation,
     prompt_fingerprint,
     single_conversation,
 )
 
 log = logging.getLogger(__name__)
-
-MIN_MORE = (
-    3  # a later ``list`` round asks for at least this many requests: one more call costs a whole prompt
-)
 
 
 @dataclass(frozen=True)
@@ -56,8 +51,7 @@ class GenerationConfig:
         queries_per_tool: distinct valid queries wanted per tool.
         mode: ``single`` (one query per sample; small models) or ``list`` (the paper's list prompt).
         oversample: samples drawn per wanted query in the first round (``single`` mode), or requests asked
-            for per wanted query in the first ``list`` call and per missing one in a later call (which
-            continues the first conversation, ``prompts.more_conversation``).
+            for per wanted query in one ``list`` call.
         max_rounds: rounds of sampling per tool; later rounds retry only what is still missing.
         tools_per_batch: tools whose samples share one call to the LLM (and one checkpoint write).
         temperature: moderate: lower repeats itself, higher drifts off topic on the 135M model.
@@ -165,15 +159,6 @@ class QueryGenerator:
         want = state.missing(cfg.queries_per_tool)
         if cfg.mode == "list":
             n = 1
-            if state.rounds:  # a later round asks for the missing ones (x oversample), as new tasks
-                kept = [q["query"] for q in state.queries]
-                more = max(MIN_MORE, math.ceil(want * cfg.oversample))
-                return [
-                    (
-                        more_conversation(state.tool, cfg.list_size, kept, more),
-                        state.base_seed + state.samples,
-                    )
-                ]
         elif state.rounds == 0:
             n = math.ceil(cfg.queries_per_tool * cfg.oversample)
         else:

@@ -10,16 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from ecoagent.llm import Conversation
 
-PROMPT_VERSION = "syn-v6"
+PROMPT_VERSION = "syn-v5"
 
 
 def prompt_version(rivals: int = 0) -> str:
-    """The version stored with each query: ``syn-v6``, or ``syn-v6+rivals4`` when the list prompt showed
+    """The version stored with each query: ``syn-v5``, or ``syn-v5+rivals4`` when the list prompt showed
     four rivals (``generators.rivals``)."""
     return f"{PROMPT_VERSION}+rivals{rivals}" if rivals else PROMPT_VERSION
 
@@ -156,8 +156,7 @@ LIST_RULES = (
     "brackets. The user may mention the service or product they use, but never the tool's own name, an API, "
     'a function or a node; never says "the tool" or "this tool", and never asks how the tool works, how to '
     "use it or what it can do. Vary the task, the length (from a few words to three sentences) and the style "
-    "(commands, questions, casual, formal, with a reason); no two requests may be the same sentence with "
-    "other values. Each request must be complete and fit on one line."
+    "(commands, questions, casual, formal, with a reason). Each request must be complete and fit on one line."
 )
 
 
@@ -202,33 +201,6 @@ def list_conversation(tool: Mapping[str, Any], n: int) -> Conversation:
     ]
 
 
-def more_conversation(tool: Mapping[str, Any], first: int, kept: Sequence[str], n: int) -> Conversation:
-    """A later round of the list prompt: the first round's conversation (``first`` requests asked for), the
-    requests the tool kept as the model's answer, and a turn asking for ``n`` more that are new tasks.
-
-    A retry that resampled the first prompt wrote what the tool already had: under ``syn-v5`` a quarter of
-    the second round's requests repeated a kept one, and every retry paid for a whole list of 15 to fill a
-    few gaps. The first two turns are the first round's prompt, so the backend's prompt cache reuses them.
-    With nothing kept yet it is the first prompt again.
-    """
-    conv = list_conversation(tool, first)
-    if not kept:
-        return conv
-    which = "the first tool" if tool.get("rivals") else "this tool"
-    numbered = "\n".join(f"{i}. {q}" for i, q in enumerate(kept, 1))
-    return [
-        *conv,
-        {"role": "assistant", "content": numbered},
-        {
-            "role": "user",
-            "content": (
-                f"Write {n} more requests that {which} fulfils, each a new task unlike every request above, "
-                f"under the same rules. Answer with a numbered list of exactly {n} lines and nothing else."
-            ),
-        },
-    ]
-
-
 _PROBE = {
     "tool_id": "probe:kit:probe_tool",
     "name": "probe_tool",
@@ -243,6 +215,5 @@ def prompt_fingerprint() -> str:
     wording change regenerates even when ``PROMPT_VERSION`` was not bumped."""
     with_rival = {**_PROBE, "rivals": [{"name": "rival_tool", "description": "A rival."}]}
     rendered = [list_conversation(_PROBE, 15), list_conversation(with_rival, 15)]
-    rendered += [more_conversation(_PROBE, 15, ["A kept request."], 3)]
     rendered += [single_conversation(_PROBE, i) for i in range(len(STYLES))]
     return hashlib.sha256(json.dumps(rendered, sort_keys=True).encode()).hexdigest()[:16]

@@ -7,7 +7,6 @@ from generators.prompts import (
     FENCE_OPEN,
     STYLES,
     list_conversation,
-    more_conversation,
     sanitize,
     service,
     single_conversation,
@@ -76,21 +75,3 @@ def test_a_wording_change_changes_the_prompt_fingerprint(monkeypatch) -> None:
     assert before == prompts.prompt_fingerprint()
     monkeypatch.setattr(prompts, "LIST_RULES", prompts.LIST_RULES + " Be brief.")
     assert prompts.prompt_fingerprint() != before
-
-
-def test_a_later_round_continues_the_first_conversation() -> None:
-    tool = {
-        "tool_id": "n8n:jira:issue_create",
-        "name": "Jira: Create an issue",
-        "description": "Create an issue.",
-    }
-    first = list_conversation(tool, 15)
-    assert more_conversation(tool, 15, [], 5) == first  # nothing kept: the first prompt again
-    more = more_conversation(tool, 15, ["Open a bug titled Login fails in ABC.", "File a task for Bob."], 5)
-    assert more[:2] == first  # the cached prefix is the first round's prompt
-    assert more[2] == {
-        "role": "assistant",
-        "content": "1. Open a bug titled Login fails in ABC.\n2. File a task for Bob.",
-    }
-    assert more[3]["role"] == "user" and "Write 5 more requests that this tool fulfils" in more[3]["content"]
-    assert FENCE_OPEN not in more[3]["content"]  # the tool's text is shown once, inside the first fence
