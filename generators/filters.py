@@ -12,7 +12,7 @@ from generators.dedup import MinHashConfig, jaccard, shingles
 from generators.equivalents import name_words
 from generators.prompts import FENCE_CLOSE, FENCE_OPEN, service
 
-FILTER_VERSION = "f9"  # part of the generation checkpoint key: changing a rule regenerates
+FILTER_VERSION = "f10"  # part of the generation checkpoint key: changing a rule regenerates
 MIN_WORDS = 5
 MAX_WORDS = 120
 _WORD = re.compile(r"\S+")

@@ -1,9 +1,11 @@
 """Query generation: prompt the LLM per tool, parse, filter, retry, and checkpoint every tool's result.
 
-With the embedded 135M model one sample asks for one query (``single`` mode): asked for a list it
-repeats itself. Samples of several tools run in one batch, and every sample has its own seed derived
-from the tool id, so a resumed run produces exactly what an uninterrupted one would. Capable models
-behind the openai backend get the paper's list prompt (``list`` mode). Each tool is appended
+Capable models (the embedded Qwen2.5-Coder-1.5B, models behind the openai backend) get the paper's list
+prompt (``list`` mode); the 135M test model, which repeats itself when asked for a list, gets one query
+per sample (``single`` mode). Samples of several tools run in one batch, and every sample has its own
+seed derived from the tool id, so a resumed run produces what an uninterrupted one would. A list answer
+is screened line by line while it is decoded and ends as soon as its tool has the queries it wants,
+since the rest would be thrown away (backends that can stop mid-answer: llama.cpp). Each tool is appended
 to a JSONL checkpoint (``ecoagent.checkpoint``, fsynced) the moment it finishes, and tools already there
 are skipped on rerun.
 """
@@ -13,14 +15,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ecoagent.checkpoint import JsonlCheckpoint
-from ecoagent.llm import LLMClient, SamplingParams
+from ecoagent.llm import LLMClient, SamplingParams, StopWhen
 from ecoagent.progress import Progress
 from generators.filters import (
     FILTER_VERSION,
@@ -30,7 +34,7 @@ from generators.filters import (
     near_duplicate,
     rejection,
 )
-from generators.parse import parse_queries
+from generators.parse import is_list, parse_queries
 from generators.prompts import (
     FEW_SHOT,
     PROMPT_VERSION,
@@ -152,6 +156,8 @@ class QueryGenerator:
         self.generation_seconds = 0.0
         self.generation_cpu_seconds = 0.0  # this process's CPU time in LLM calls (llama.cpp runs in-process)
         self.tools_generated = 0  # tools generated in this run, not read back from a checkpoint
+        self.stopped_early = 0  # list answers ended once their tool had enough (llama.cpp backend)
+        self._lock = threading.Lock()
 
     def _requests(self, state: _ToolState) -> list[tuple[Any, int]]:
         """(conversation, seed) pairs for the next round of one tool."""
@@ -176,16 +182,29 @@ class QueryGenerator:
     def _accept(self, state: _ToolState, raw: str, seed: int, prefix: str = "") -> None:
         if prefix:  # the opener was prefilled: the answer continues it
             raw = prefix + ("" if raw[:1] in (" ", ",", "?", ".", "'") else " ") + raw.lstrip("\n")
+        self._screen(state.tool, raw, seed, state.queries, state.failures)
+
+    def _screen(
+        self,
+        tool: Mapping[str, Any],
+        raw: str,
+        seed: int,
+        queries: list[dict[str, Any]],
+        failures: list[dict[str, Any]],
+    ) -> None:
+        """Parse one answer and append its queries that pass every filter (up to the number wanted) to
+        ``queries`` and the others, with their reason, to ``failures``."""
         parsed = parse_queries(raw)
         if parsed.reason:
-            state.failures.append({"raw": raw, "reason": parsed.reason, "seed": seed})
+            failures.append({"raw": raw, "reason": parsed.reason, "seed": seed})
             return
         candidates = parsed.queries[:1] if self.config.mode == "single" else parsed.queries
         examples = [answer for _, _, answer in FEW_SHOT] if self.config.mode == "single" else []
-        injected = injected_words(str(state.tool.get("description") or ""))
+        injected = injected_words(str(tool.get("description") or ""))
         for i, query in enumerate(candidates):
-            # the last item of an answer may stop at the token limit; earlier ones ended at a newline
-            last = i == len(candidates) - 1
+            # only the last item of an answer may stop at the token limit, and only when the answer
+            # does not end at a line break; earlier ones ended at a newline
+            last = i == len(candidates) - 1 and not raw.endswith("\n")
             reason = rejection(
                 query,
                 self.config.min_words,
@@ -194,15 +213,29 @@ class QueryGenerator:
                 check_end=last,
                 injected=injected,
             )
-            if not reason and near_duplicate(query, [q["query"] for q in state.queries]):
+            if not reason and near_duplicate(query, [q["query"] for q in queries]):
                 # exact repeats and near-duplicates (the dedup rule, Jaccard 1.0 for an exact repeat), so the
                 # tool asks again instead of losing them at dedup
                 reason = "repeats an earlier query of this tool"
             if reason:
-                state.failures.append({"raw": raw, "query": query, "reason": reason, "seed": seed})
+                failures.append({"raw": raw, "query": query, "reason": reason, "seed": seed})
                 continue
-            if len(state.queries) < self.config.queries_per_tool:
-                state.queries.append({"query": query, "seed": seed})
+            if len(queries) < self.config.queries_per_tool:
+                queries.append({"query": query, "seed": seed})
+
+    def _enough(self, states: list[_ToolState], index: int, so_far: str) -> bool:
+        """Whether answer ``index``'s complete lines so far already give its tool (``states[index]``) all
+        the queries it wants, so the rest of the list would be thrown away: the same screening on copies."""
+        state = states[index]
+        if not is_list(so_far):  # a JSON answer is judged when it closes, not line by line
+            return False
+        queries = list(state.queries)
+        self._screen(state.tool, so_far, 0, queries, [])
+        enough = len(queries) >= self.config.queries_per_tool
+        if enough:
+            with self._lock:
+                self.stopped_early += 1
+        return enough
 
     def _run_batch(self, states: list[_ToolState], finished: Callable[[_ToolState], None]) -> None:
         cfg = self.config
@@ -218,7 +251,11 @@ class QueryGenerator:
             jobs = [(s, conv, seed) for s in active for conv, seed in self._requests(s)]
             params = cfg.sampling(0)
             started, cpu = time.perf_counter(), time.process_time()
-            outputs = self._generate([conv for _, conv, _ in jobs], [seed for _, _, seed in jobs], params)
+            # a list answer stops once its tool has enough (single-mode samples are one line each)
+            stop_when = partial(self._enough, [s for s, _, _ in jobs]) if cfg.mode == "list" else None
+            outputs = self._generate(
+                [conv for _, conv, _ in jobs], [seed for _, _, seed in jobs], params, stop_when
+            )
             self.generation_seconds += time.perf_counter() - started
             self.generation_cpu_seconds += time.process_time() - cpu
             for (state, conv, seed), raw in zip(jobs, outputs, strict=True):
@@ -228,8 +265,14 @@ class QueryGenerator:
                 s.samples += sum(1 for st, _, _ in jobs if st is s)
                 s.rounds += 1
 
-    def _generate(self, conversations: list[Any], seeds: list[int], params: SamplingParams) -> list[str]:
-        out = self.llm.generate_seeded(conversations, params, seeds)
+    def _generate(
+        self,
+        conversations: list[Any],
+        seeds: list[int],
+        params: SamplingParams,
+        stop_when: StopWhen | None = None,
+    ) -> list[str]:
+        out = self.llm.generate_seeded(conversations, params, seeds, stop_when)
         counter = getattr(self.llm, "count_tokens", None)
         if counter is not None:
             self.generated_tokens += counter(out)

@@ -58,6 +58,17 @@ def _from_json(text: str) -> list[str] | None:
     return [clean(i) for i in items if isinstance(i, str) and i.strip()]
 
 
+def list_items(text: str) -> list[str]:
+    """The non-empty lines of an answer that start like a list item ("1.", "-", "(2)", "#3")."""
+    return [ln for ln in text.splitlines() if ln.strip() and _ITEM.match(ln)]
+
+
+def is_list(text: str) -> bool:
+    """Whether an answer is a list (two or more list items), which ``parse_queries`` reads item by item
+    whatever the items hold, so a prefix of it parses to the first of its queries."""
+    return len(list_items(text)) >= 2
+
+
 def parse_queries(text: str) -> Parsed:
     """Queries in an LLM answer: a JSON list, list items, or (if neither) each non-empty line.
 
@@ -66,10 +77,10 @@ def parse_queries(text: str) -> Parsed:
     if not text or not text.strip():
         return Parsed(reason="empty answer")
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    items = [ln for ln in lines if _ITEM.match(ln)]
+    items = list_items(text)
     # a numbered list whose requests hold bracketed values ("page ids [123, 456]") is a list, not JSON;
     # JSON that gives no string (an array of numbers) is not an answer either
-    found = None if len(items) >= 2 else _from_json(text)
+    found = None if is_list(text) else _from_json(text)
     if not found:
         chosen = items if items else lines
         found = [clean(ln) for ln in chosen]

@@ -365,6 +365,8 @@ def run(
             else None,
             # this run's cost (tools resumed from a checkpoint cost nothing here)
             "tools_generated": generator.tools_generated,
+            # list answers ended at a line once their tool had enough queries (the rest is not decoded)
+            "stopped_early": generator.stopped_early,
             "llm_wall_s": round(generator.generation_seconds, 1),
             "llm_cpu_s": round(generator.generation_cpu_seconds, 1),
             "llm_cpu_s_per_tool": round(generator.generation_cpu_seconds / generator.tools_generated, 2)

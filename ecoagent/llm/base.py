@@ -7,6 +7,7 @@ model in-process and the openai backend talks to any OpenAI-compatible server (v
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -14,6 +15,10 @@ Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content":
 # A conversation ends with a user message, or with an assistant message whose content is a prefix that
 # the completion continues (the completion returned excludes the prefix).
 Conversation = list[Message]
+# Called with a conversation's index and its answer so far each time the answer gains a complete line;
+# True ends that answer there. A hint to save decoding, not a contract: a backend that cannot stop
+# mid-answer returns the whole answer, whose first lines are the same.
+StopWhen = Callable[[int, str], bool]
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,18 @@ class LLMClient(ABC):
         """One completion per conversation, in order."""
 
     def generate_seeded(
-        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+        self,
+        conversations: list[Conversation],
+        params: SamplingParams,
+        seeds: list[int],
+        stop_when: StopWhen | None = None,
     ) -> list[str]:
         """One completion per conversation, conversation ``i`` sampled with ``seeds[i]``.
 
         Unlike ``generate`` (which seeds by position), the output of a conversation does not depend on
         what else is in the call, so resumed runs reproduce uninterrupted ones. Backends override this
-        to batch; the default runs one conversation at a time.
+        to batch; the default runs one conversation at a time. ``stop_when`` (see ``StopWhen``) may end
+        an answer at a line once the caller has what it needs; only the llama.cpp backend honours it.
         """
         if len(seeds) != len(conversations):
             raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")

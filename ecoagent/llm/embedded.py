@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ecoagent.config import SMOLLM2
-from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
+from ecoagent.llm.base import Conversation, LLMClient, SamplingParams, StopWhen
 from ecoagent.llm.yes_no import answer_token_ids
 from ecoagent.models import cache_dir, canonical, gguf_sha256, smollm2_gguf
 
@@ -166,8 +166,13 @@ class EmbeddedLLM(LLMClient):
         return self.generate_prompts(self.template(conversations), params, seeds)
 
     def generate_seeded(
-        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+        self,
+        conversations: list[Conversation],
+        params: SamplingParams,
+        seeds: list[int],
+        stop_when: StopWhen | None = None,
     ) -> list[str]:
+        """Whole answers: ``stop_when`` is a hint this backend does not use (``LLMClient``)."""
         return self.generate_prompts(self.template(conversations), params, seeds)
 
     def generate_prompts(self, prompts: list[str], params: SamplingParams, seeds: list[int]) -> list[str]:

@@ -16,12 +16,13 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ecoagent.config import QWEN_CODER_0_5B, QWEN_CODER_1_5B, SMOLLM2
-from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
+from ecoagent.llm.base import Conversation, LLMClient, SamplingParams, StopWhen
 from ecoagent.llm.yes_no import yes_share
 from ecoagent.models import QWEN_PARTS, canonical, gguf_sha256, packaged_gguf, smollm2_gguf
 
@@ -195,7 +196,14 @@ class LlamaCppLLM(LLMClient):
             self.cached_prompt_tokens += int(details.get("cached_tokens", 0))
         return response
 
-    def _complete(self, conversation: Conversation, params: SamplingParams, seed: int) -> str:
+    def _complete(
+        self,
+        conversation: Conversation,
+        params: SamplingParams,
+        seed: int,
+        stop_when: StopWhen | None = None,
+        index: int = 0,
+    ) -> str:
         _check(conversation)
         request: dict[str, Any] = {
             "max_tokens": params.max_new_tokens,
@@ -206,14 +214,58 @@ class LlamaCppLLM(LLMClient):
         }
         if params.stop:
             request["stop"] = list(params.stop)
-        response = self._chat(conversation, request)
-        text = response["choices"][0]["message"]["content"] or ""
+        if stop_when is not None:
+            text, tokens = self._stream(conversation, request, lambda so_far: stop_when(index, so_far))
+        else:
+            response = self._chat(conversation, request)
+            text = response["choices"][0]["message"]["content"] or ""
+            tokens = int((response.get("usage") or {}).get("completion_tokens", 0))
         prefix = conversation[-1]["content"] if conversation[-1]["role"] == "assistant" else ""
         if prefix and text.startswith(prefix):  # llama.cpp returns the prefilled start with the answer
             text = text[len(prefix) :]
         with self._tokens_lock:
-            self._completion_tokens[text] = int((response.get("usage") or {}).get("completion_tokens", 0))
+            self._completion_tokens[text] = tokens
         return text
+
+    def _stream(
+        self, conversation: Conversation, request: dict[str, Any], stop: Callable[[str], bool]
+    ) -> tuple[str, int]:
+        """Decode token by token and end the request (llama.cpp cancels its task) at the first complete
+        line after which ``stop`` says the answer so far is enough. Returns the text, cut after that
+        line's newline, and the tokens decoded (one per streamed piece)."""
+        pieces: list[str] = []
+        cut: int | None = None
+        failure: BaseException | str | None = None
+
+        def on_chunk(chunk: dict[str, Any]) -> bool:  # True ends the stream
+            nonlocal cut, failure
+            if "error" in chunk or chunk.get("code"):
+                failure = str(chunk.get("error") or chunk.get("message") or chunk)
+                return True
+            piece = ((chunk.get("choices") or [{}])[0].get("delta") or {}).get("content")
+            if not piece:
+                return False
+            pieces.append(piece)
+            if "\n" not in piece:
+                return False
+            text = "".join(pieces)
+            end = text.rindex("\n") + 1
+            try:
+                enough = stop(text[:end])
+            except Exception as exc:  # xllamacpp would swallow it and just end the stream
+                failure = exc
+                return True
+            if enough:
+                cut = end
+            return enough
+
+        self._server.handle_chat_completions({"messages": conversation, **request, "stream": True}, on_chunk)
+        if isinstance(failure, BaseException):
+            raise failure
+        if failure is not None:
+            raise RuntimeError(f"llama.cpp refused a request: {failure}")
+        text = "".join(pieces)
+        return text[:cut] if cut is not None else text, len(pieces)
 
     def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
         """Complete each conversation; conversation ``i`` is sampled with seed ``params.seed + i``."""
@@ -222,20 +274,25 @@ class LlamaCppLLM(LLMClient):
         )
 
     def generate_seeded(
-        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+        self,
+        conversations: list[Conversation],
+        params: SamplingParams,
+        seeds: list[int],
+        stop_when: StopWhen | None = None,
     ) -> list[str]:
         """One completion per conversation with its own seed; up to ``slots`` are decoded as one batch.
 
         llama.cpp seeds each request's sampler. Greedy text does not depend on the batch (tested);
         sampled text is reproducible in distribution only, since how much of a prompt a slot had cached
-        changes the float rounding (docs/llm.md), so resumes rely on the per-tool checkpoints.
+        changes the float rounding (docs/llm.md), so resumes rely on the per-tool checkpoints. With
+        ``stop_when`` the answers are streamed, and one ends at the first line after which it says
+        enough: the text is then a prefix of the answer the same seed would have given whole.
         """
         if len(seeds) != len(conversations):
             raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
+        jobs = list(enumerate(zip(conversations, seeds, strict=True)))
         return list(
-            self._pool.map(
-                lambda job: self._complete(job[0], params, job[1]), zip(conversations, seeds, strict=True)
-            )
+            self._pool.map(lambda job: self._complete(job[1][0], params, job[1][1], stop_when, job[0]), jobs)
         )
 
     def count_tokens(self, texts: list[str]) -> int:

@@ -10,7 +10,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
+from ecoagent.llm.base import Conversation, LLMClient, SamplingParams, StopWhen
 from ecoagent.llm.yes_no import yes_share
 
 log = logging.getLogger(__name__)
@@ -105,8 +105,13 @@ class OpenAILLM(LLMClient):
         )
 
     def generate_seeded(
-        self, conversations: list[Conversation], params: SamplingParams, seeds: list[int]
+        self,
+        conversations: list[Conversation],
+        params: SamplingParams,
+        seeds: list[int],
+        stop_when: StopWhen | None = None,
     ) -> list[str]:
+        """Whole answers: ``stop_when`` is a hint this backend does not use (``LLMClient``)."""
         if len(seeds) != len(conversations):
             raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
         futures = [

@@ -99,3 +99,69 @@ def test_a_near_duplicate_within_a_tool_is_rejected_and_asked_for_again(tmp_path
     assert reasons == {
         "Find cheap flights from Lisbon to Rome on May 3 please.": "repeats an earlier query of this tool"
     }
+
+
+class _Streaming(_Scripted):
+    """Replays each scripted answer line by line and ends it where ``stop_when`` says, as llama.cpp does."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers)
+        self.returned: list[str] = []
+
+    def generate_seeded(self, conversations, params, seeds, stop_when=None):  # type: ignore[no-untyped-def]
+        out = []
+        for i, whole in enumerate(self.generate(conversations, params)):
+            text = whole
+            if stop_when is not None:
+                lines = whole.splitlines(keepends=True)
+                for n in range(1, len(lines) + 1):
+                    so_far = "".join(lines[:n])
+                    if so_far.endswith("\n") and stop_when(i, so_far):
+                        text = so_far
+                        break
+            out.append(text)
+        self.returned.extend(out)
+        return out
+
+
+FLIGHTS = (
+    "Here are the requests:\n"
+    "1. Find cheap flights from Lisbon to Rome on May 3.\n"
+    "2. Find cheap flights from Lisbon to Rome on May 3 please.\n"  # a near-duplicate of the first
+    "3. Which airline flies from Porto to Berlin most often?\n"
+    "4. Show direct flights from Oslo to Nice next Friday\n"  # complete, though without a full stop
+    "5. List the cheapest flight from Vienna to Athens in June.\n"
+    "6. What time does the first flight from Dublin to Paris leave tomorrow?"
+)
+
+
+def test_a_list_answer_ends_once_its_tool_has_enough_and_keeps_what_the_whole_answer_would(
+    tmp_path: Path,
+) -> None:
+    config = GenerationConfig(queries_per_tool=3, mode="list", oversample=2.0, max_rounds=1)
+    tool = {"tool_id": "test:kit:flights", "name": "flights", "description": "Search flights."}
+    whole, streaming = _Scripted([FLIGHTS]), _Streaming([FLIGHTS])
+    gen_whole, gen_stream = QueryGenerator(whole, config), QueryGenerator(streaming, config)
+    full = next(gen_whole.run([tool], tmp_path / "whole.jsonl"))
+    cut = next(gen_stream.run([tool], tmp_path / "cut.jsonl"))
+    assert cut["queries"] == full["queries"]
+    assert [q["query"] for q in cut["queries"]] == [
+        "Find cheap flights from Lisbon to Rome on May 3.",
+        "Which airline flies from Porto to Berlin most often?",
+        "Show direct flights from Oslo to Nice next Friday",
+    ]
+    # decoding ended after the fourth item, the line that gave the tool its third query
+    assert streaming.returned == [FLIGHTS[: FLIGHTS.index("5.")]]
+    assert (gen_stream.stopped_early, gen_whole.stopped_early) == (1, 0)
+    assert [f["reason"] for f in cut["failures"]] == ["repeats an earlier query of this tool"]
+
+
+def test_an_answer_that_is_not_a_list_is_not_cut(tmp_path: Path) -> None:
+    answer = '[\n"Find cheap flights from Lisbon to Rome on May 3.",\n"Which airline flies from Porto to Berlin?"\n]'
+    streaming = _Streaming([answer])
+    config = GenerationConfig(queries_per_tool=1, mode="list", oversample=2.0, max_rounds=1)
+    tool = {"tool_id": "test:kit:flights", "name": "flights", "description": "Search flights."}
+    generator = QueryGenerator(streaming, config)
+    record = next(generator.run([tool], tmp_path / "ckpt.jsonl"))
+    assert streaming.returned == [answer] and generator.stopped_early == 0
+    assert [q["query"] for q in record["queries"]] == ["Find cheap flights from Lisbon to Rome on May 3."]

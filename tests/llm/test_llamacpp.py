@@ -52,6 +52,38 @@ def test_greedy_text_does_not_depend_on_the_batch(llm: LlamaCppLLM) -> None:
     assert together[1] != together[0]
 
 
+FRUITS = [{"role": "user", "content": "Write a numbered list of 20 different fruits, one per line."}]
+
+
+def test_stop_when_ends_an_answer_at_a_line_and_keeps_what_the_whole_answer_began_with(
+    llm: LlamaCppLLM,
+) -> None:
+    params = SamplingParams(max_new_tokens=120, temperature=0.0)
+    [whole] = llm.generate_seeded([FRUITS], params, [0])
+    whole_tokens = llm.count_tokens([whole])
+    assert whole.count("\n") > 4  # enough lines to stop inside
+    seen: list[tuple[int, str]] = []
+
+    def three_lines(index: int, so_far: str) -> bool:
+        seen.append((index, so_far))
+        return so_far.count("\n") >= 3
+
+    [cut] = llm.generate_seeded([FRUITS], params, [0], stop_when=three_lines)
+    assert cut == "".join(whole.splitlines(keepends=True)[:3])  # the whole answer's first three lines
+    assert [so_far.count("\n") for _, so_far in seen] == [1, 2, 3] and {i for i, _ in seen} == {0}
+    assert 0 < llm.count_tokens([cut]) < whole_tokens  # decoding really ended there
+
+
+def test_an_error_in_stop_when_reaches_the_caller(llm: LlamaCppLLM) -> None:
+    def broken(index: int, so_far: str) -> bool:
+        raise KeyError("no such tool")
+
+    with pytest.raises(KeyError, match="no such tool"):
+        llm.generate_seeded([FRUITS], SamplingParams(max_new_tokens=60, temperature=0.0), [0], broken)
+    [text] = llm.generate_seeded([TOOL_CHAT], SamplingParams(max_new_tokens=10, temperature=0.0), [0])
+    assert text  # the server still answers after the cancelled request
+
+
 def test_yes_probability_agrees_with_transformers_on_the_same_weights(llm: LlamaCppLLM) -> None:
     # the same GGUF through two runtimes: the yes/no read-out of top log-probs must match the full softmax
     convs = [
