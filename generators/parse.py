@@ -16,6 +16,7 @@ _LEAD_IN = re.compile(
     r"|user(?: request)?|request|query|question|example|answer)\b[^:\"\n]{0,60}:\s*",
     re.IGNORECASE,
 )
+MIN_LIST_ITEMS = 2  # fewer list items than this and the answer may be JSON or plain lines
 _QUOTES = "\"'\u201c\u201d\u2018\u2019`"
 
 
@@ -64,9 +65,9 @@ def list_items(text: str) -> list[str]:
 
 
 def is_list(text: str) -> bool:
-    """Whether an answer is a list (two or more list items), which ``parse_queries`` reads item by item
-    whatever the items hold, so a prefix of it parses to the first of its queries."""
-    return len(list_items(text)) >= 2
+    """Whether an answer is a list (``MIN_LIST_ITEMS`` or more list items), which ``parse_queries`` reads
+    item by item whatever the items hold, so a prefix of it parses to the first of its queries."""
+    return len(list_items(text)) >= MIN_LIST_ITEMS
 
 
 def parse_queries(text: str) -> Parsed:
@@ -80,7 +81,7 @@ def parse_queries(text: str) -> Parsed:
     items = list_items(text)
     # a numbered list whose requests hold bracketed values ("page ids [123, 456]") is a list, not JSON;
     # JSON that gives no string (an array of numbers) is not an answer either
-    found = None if is_list(text) else _from_json(text)
+    found = None if len(items) >= MIN_LIST_ITEMS else _from_json(text)
     if not found:
         chosen = items if items else lines
         found = [clean(ln) for ln in chosen]

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -201,8 +202,7 @@ class LlamaCppLLM(LLMClient):
         conversation: Conversation,
         params: SamplingParams,
         seed: int,
-        stop_when: StopWhen | None = None,
-        index: int = 0,
+        stop: Callable[[str], bool] | None = None,
     ) -> str:
         _check(conversation)
         request: dict[str, Any] = {
@@ -214,8 +214,8 @@ class LlamaCppLLM(LLMClient):
         }
         if params.stop:
             request["stop"] = list(params.stop)
-        if stop_when is not None:
-            text, tokens = self._stream(conversation, request, lambda so_far: stop_when(index, so_far))
+        if stop is not None:
+            text, tokens = self._stream(conversation, request, stop)
         else:
             response = self._chat(conversation, request)
             text = response["choices"][0]["message"]["content"] or ""
@@ -290,9 +290,12 @@ class LlamaCppLLM(LLMClient):
         """
         if len(seeds) != len(conversations):
             raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
-        jobs = list(enumerate(zip(conversations, seeds, strict=True)))
+        stops = [partial(stop_when, i) if stop_when is not None else None for i in range(len(conversations))]
         return list(
-            self._pool.map(lambda job: self._complete(job[1][0], params, job[1][1], stop_when, job[0]), jobs)
+            self._pool.map(
+                lambda job: self._complete(job[0], params, job[1], job[2]),
+                zip(conversations, seeds, stops, strict=True),
+            )
         )
 
     def count_tokens(self, texts: list[str]) -> int:
