@@ -75,7 +75,12 @@ def _quantiles(values: np.ndarray) -> dict[str, float]:
     }
 
 
-RUNTIME_INFO = ("threads", "slots", "runtime")  # how the model ran, not what it is: not in the key
+RUNTIME_INFO = (
+    "threads",
+    "slots",
+    "runtime",
+    "runtime_openmp",
+)  # how the model ran, not what it is: not in the key
 
 
 def generation_key(info: dict[str, Any], profile: Profile) -> tuple[GenerationConfig, str]:

@@ -29,6 +29,9 @@ fi
 # llama.cpp for this CPU. PyPI's xllamacpp wheel is an AVX2 build; where the CPU has AVX-512, the same
 # version is compiled from its sdist with -march=native (8 min on 2 cores, once per venv and CPU): on a
 # Zen 5 EPYC that halved the CPU-seconds per Syn request and per judgment (bench/RESULTS.md).
+# The build uses ggml's own thread pool, not OpenMP: the wheel's OpenMP is the libgomp torch loads, so
+# once an encoder has run in the process, libgomp counts more threads than cores and puts llama.cpp's
+# threads to sleep at every barrier (1.4x slower generation; bench/bench_llm_openmp.py).
 # ECOAGENT_NATIVE_LLAMA=1 builds on any CPU, =0 keeps (or restores) the wheel.
 native=${ECOAGENT_NATIVE_LLAMA:-auto}
 if [ "$native" = auto ]; then
@@ -36,10 +39,10 @@ if [ "$native" = auto ]; then
 fi
 version=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('xllamacpp'))")
 cpu=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-12)
-marker="$VENV/.xllamacpp-native-$version-$cpu"
+marker="$VENV/.xllamacpp-native-$version-$cpu-noopenmp"  # a new build flag gets a new marker
 if [ "$native" = 1 ] && [ ! -f "$marker" ]; then
   echo "setup: compiling llama.cpp (xllamacpp $version) for this CPU, about 8 minutes on 2 cores, once" >&2
-  if NPROC=$(nproc) CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF" \
+  if NPROC=$(nproc) CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=OFF" \
     $PIP install --no-cache-dir --no-deps --force-reinstall --no-binary xllamacpp "xllamacpp==$version"; then
     rm -f "$VENV"/.xllamacpp-native-*
     touch "$marker"

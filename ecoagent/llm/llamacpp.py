@@ -177,6 +177,7 @@ class LlamaCppLLM(LLMClient):
             "backend": "llamacpp",
             "runtime": "xllamacpp " + _version("xllamacpp"),
             "runtime_cpu_features": " ".join(cpu_features()),
+            "runtime_openmp": uses_openmp(),
             "model": self._model_id,
             "model_file": self._file.name,
             "model_file_sha256": self._sha256,
@@ -348,6 +349,19 @@ def cpu_features() -> list[str]:
 
     enabled = re.findall(r"(\w+) = 1", xllamacpp.get_system_info())
     return [name for name in enabled if name.startswith(("AVX", "AMX", "F16C", "FMA"))]
+
+
+def uses_openmp() -> bool:
+    """Whether the installed llama.cpp runs its threads on OpenMP (the wheel) or on ggml's own pool.
+
+    An OpenMP build shares the process's ``libgomp.so.1`` with torch: once an encoder has run, libgomp
+    manages more threads than there are cores and throttles barrier spinning, so llama.cpp's threads
+    sleep and wake at every barrier (1.4x slower generation, ``bench/bench_llm_openmp.py``). ``scripts/setup.sh``
+    compiles without OpenMP; ``info()`` records which build ran.
+    """
+    import xllamacpp
+
+    return "OPENMP = 1" in xllamacpp.get_system_info()
 
 
 def _check(conversation: Conversation) -> None:

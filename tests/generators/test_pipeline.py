@@ -17,6 +17,7 @@ from generators.pipeline import (
     QUERY_SCHEMA,
     catalog_median,
     catalog_weights,
+    generation_key,
     median_interval,
     run,
     weighted_median,
@@ -186,3 +187,14 @@ def test_catalog_median_weighs_each_platform_by_its_share_of_the_table() -> None
     assert catalog_median(np.array([]), [], {}) == {"median": None, "ci90": []}
     with pytest.raises(ValueError, match="other"):
         catalog_weights(["other"], {"small": 1})
+
+
+def test_the_generation_key_names_the_model_not_how_it_ran() -> None:
+    """Checkpoints resume across thread counts, slots and llama.cpp builds, never across models."""
+    profile = get_profile("embedded")
+    info = {"backend": "llamacpp", "model": "Qwen/Qwen2.5-Coder-1.5B-Instruct", "model_file_sha256": "a"}
+    ran = {"runtime": "xllamacpp 1", "threads": 2, "slots": 4, "runtime_openmp": True}
+    key = generation_key({**info, **ran}, profile)[1]
+    other_run = {"runtime": "xllamacpp 2", "threads": 1, "slots": 1, "runtime_openmp": False}
+    assert generation_key({**info, **other_run}, profile)[1] == key
+    assert generation_key({**info, **ran, "model_file_sha256": "b"}, profile)[1] != key

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -15,7 +16,14 @@ import pytest
 from ecoagent.config import SMOLLM2
 from ecoagent.llm import SamplingParams
 from ecoagent.llm.embedded import EmbeddedLLM
-from ecoagent.llm.llamacpp import LlamaCppLLM, busy_elsewhere, cpu_features, free_cores, resolve_gguf
+from ecoagent.llm.llamacpp import (
+    LlamaCppLLM,
+    busy_elsewhere,
+    cpu_features,
+    free_cores,
+    resolve_gguf,
+    uses_openmp,
+)
 from ecoagent.models import PackagedGGUF, join_parts
 from ecoagent.summary import _field
 
@@ -220,3 +228,14 @@ def test_the_build_uses_only_what_this_cpu_has_and_says_so(llm: LlamaCppLLM) -> 
     flags = set((_field(Path("/proc/cpuinfo").read_text(), "flags") or "").split())
     assert all(CPUINFO_FLAG.get(name, name.lower()) in flags for name in features), (features, flags)
     assert llm.info()["runtime_cpu_features"] == " ".join(features)
+
+
+@pytest.mark.skipif(shutil.which("ldd") is None, reason="reads the extension's links with ldd")
+def test_the_openmp_flag_says_whether_the_extension_links_libgomp(llm: LlamaCppLLM) -> None:
+    """setup.sh's build has no OpenMP and the wheel has it; stats files tell them apart by this flag."""
+    import xllamacpp
+
+    extension = next(Path(xllamacpp.__file__).parent.glob("xllamacpp*.so"))
+    links = subprocess.run(["ldd", str(extension)], capture_output=True, text=True, check=True).stdout
+    assert uses_openmp() == ("libgomp" in links)
+    assert llm.info()["runtime_openmp"] is uses_openmp()
