@@ -75,12 +75,8 @@ def _quantiles(values: np.ndarray) -> dict[str, float]:
     }
 
 
-RUNTIME_INFO = (
-    "threads",
-    "slots",
-    "runtime",
-    "runtime_openmp",
-)  # how the model ran, not what it is: not in the key
+# how the model ran, not what it is: not in the key
+RUNTIME_INFO = ("threads", "slots", "runtime", "runtime_openmp")
 
 
 def generation_key(info: dict[str, Any], profile: Profile) -> tuple[GenerationConfig, str]:
