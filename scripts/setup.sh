@@ -29,9 +29,9 @@ fi
 # llama.cpp for this CPU. PyPI's xllamacpp wheel is an AVX2 build; where the CPU has AVX-512, the same
 # version is compiled from its sdist with -march=native (8 min on 2 cores, once per venv and CPU): on a
 # Zen 5 EPYC that halved the CPU-seconds per Syn request and per judgment (bench/RESULTS.md).
-# The build uses ggml's own thread pool, not OpenMP: the wheel's OpenMP is the libgomp torch loads, so
-# once an encoder has run in the process, libgomp counts more threads than cores and puts llama.cpp's
-# threads to sleep at every barrier (1.4x slower generation; bench/bench_llm_openmp.py).
+# The build uses ggml's own thread pool, not OpenMP: an OpenMP llama.cpp shares the libgomp torch loads,
+# so once an encoder has run in the process, libgomp counts more threads than cores and puts llama.cpp's
+# threads to sleep at every barrier (the native OpenMP build generated 1.4x slower; bench/bench_llm_openmp.py).
 # ECOAGENT_NATIVE_LLAMA=1 builds on any CPU, =0 keeps (or restores) the wheel.
 native=${ECOAGENT_NATIVE_LLAMA:-auto}
 if [ "$native" = auto ]; then

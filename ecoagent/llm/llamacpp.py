@@ -356,8 +356,9 @@ def uses_openmp() -> bool:
 
     An OpenMP build shares the process's ``libgomp.so.1`` with torch: once an encoder has run, libgomp
     manages more threads than there are cores and throttles barrier spinning, so llama.cpp's threads
-    sleep and wake at every barrier (1.4x slower generation, ``bench/bench_llm_openmp.py``). ``scripts/setup.sh``
-    compiles without OpenMP; ``info()`` records which build ran.
+    sleep and wake at every barrier (1.4x slower generation for a native OpenMP build on Zen 5,
+    ``bench/bench_llm_openmp.py``). ``scripts/setup.sh`` compiles without OpenMP; ``info()`` records which
+    build ran.
     """
     import xllamacpp
 
