@@ -94,6 +94,7 @@ def main() -> None:
     for name, path in builds:
         for encoder_first in (False, True):
             r = run_cell(args.tools, args.n_tools, path, encoder_first)
+            print(f"{name}, encoder first: {encoder_first}: {r}", file=sys.stderr, flush=True)
             base = base or r["seconds"]
             rows.append(
                 [
