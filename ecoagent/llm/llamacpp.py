@@ -345,10 +345,7 @@ def cpu_features() -> list[str]:
     the sdist for the machine, which halved the CPU-seconds per Syn request and per judgment on a Zen 5
     EPYC (``bench/RESULTS.md``). Recorded in ``info()`` so every stats file says which build wrote it.
     """
-    import xllamacpp
-
-    enabled = re.findall(r"(\w+) = 1", xllamacpp.get_system_info())
-    return [name for name in enabled if name.startswith(("AVX", "AMX", "F16C", "FMA"))]
+    return [name for name in _build_flags() if name.startswith(("AVX", "AMX", "F16C", "FMA"))]
 
 
 def uses_openmp() -> bool:
@@ -360,9 +357,14 @@ def uses_openmp() -> bool:
     ``bench/bench_llm_openmp.py``). ``scripts/setup.sh`` compiles without OpenMP; ``info()`` records which
     build ran.
     """
+    return "OPENMP" in _build_flags()
+
+
+def _build_flags() -> list[str]:
+    """The options llama.cpp's system info reports as on (``"AVX2 = 1 | OPENMP = 1 | ..."``)."""
     import xllamacpp
 
-    return "OPENMP = 1" in xllamacpp.get_system_info()
+    return re.findall(r"(\w+) = 1", xllamacpp.get_system_info())
 
 
 def _check(conversation: Conversation) -> None:
