@@ -32,6 +32,10 @@ fi
 # The build uses ggml's own thread pool, not OpenMP: an OpenMP llama.cpp shares the libgomp torch loads,
 # so once an encoder has run in the process, libgomp counts more threads than cores and puts llama.cpp's
 # threads to sleep at every barrier (the native OpenMP build generated 1.4x slower; bench/bench_llm_openmp.py).
+# The build leaves out ggml's AMX kernels (-mno-amx-*, which override -march=native): on an Intel Xeon
+# whose cpuinfo lists amx_tile and amx_int8 (a 2-core VM, 2026-12-03) they died of SIGILL at the first
+# tile instruction while loading any model (upstream llama.cpp PR #26954: per-thread XFD permission and
+# a tile config the compiler drops); PyPI's wheel has no AMX either.
 # ECOAGENT_NATIVE_LLAMA=1 builds on any CPU, =0 keeps (or restores) the wheel.
 native=${ECOAGENT_NATIVE_LLAMA:-auto}
 if [ "$native" = auto ]; then
@@ -39,10 +43,12 @@ if [ "$native" = auto ]; then
 fi
 version=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('xllamacpp'))")
 cpu=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-12)
-marker="$VENV/.xllamacpp-native-$version-$cpu-noopenmp"  # a new build flag gets a new marker
+marker="$VENV/.xllamacpp-native-$version-$cpu-noopenmp-noamx"  # a new build flag gets a new marker
 if [ "$native" = 1 ] && [ ! -f "$marker" ]; then
   echo "setup: compiling llama.cpp (xllamacpp $version) for this CPU, about 8 minutes on 2 cores, once" >&2
-  if NPROC=$(nproc) CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=OFF" \
+  no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  if NPROC=$(nproc) CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=OFF \
+      '-DCMAKE_C_FLAGS=$no_amx' '-DCMAKE_CXX_FLAGS=$no_amx'" \
     $PIP install --no-cache-dir --no-deps --force-reinstall --no-binary xllamacpp "xllamacpp==$version"; then
     rm -f "$VENV"/.xllamacpp-native-*
     touch "$marker"

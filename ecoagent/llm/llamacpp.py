@@ -150,6 +150,13 @@ class LlamaCppLLM(LLMClient):
         params.cpuparams.n_threads = self.threads
         params.cpuparams_batch.n_threads = self.threads
         params.prefill_assistant = True  # a final assistant message is a prefix the answer continues
+        # ggml runs its AMX kernels from an extra buffer type; they died of SIGILL while loading any model
+        # on an Intel Xeon VM that lists amx_int8 (upstream llama.cpp PR #26954). setup.sh compiles them
+        # out; a build that has them loads without extra buffer types (and without the repacked kernels).
+        self.extra_buffers = "AMX_INT8" not in cpu_features()
+        if not self.extra_buffers:
+            log.warning("this llama.cpp build has AMX kernels, which crash on some CPUs: extra buffers off")
+            params.no_extra_bufts = True
         params.verbosity = 0
         started = time.perf_counter()
         self._server = xllamacpp.Server(params)
@@ -178,6 +185,7 @@ class LlamaCppLLM(LLMClient):
             "runtime": "xllamacpp " + _version("xllamacpp"),
             "runtime_cpu_features": " ".join(cpu_features()),
             "runtime_openmp": uses_openmp(),
+            "runtime_extra_buffers": self.extra_buffers,
             "model": self._model_id,
             "model_file": self._file.name,
             "model_file_sha256": self._sha256,

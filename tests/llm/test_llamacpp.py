@@ -239,3 +239,11 @@ def test_the_openmp_flag_says_whether_the_extension_links_libgomp(llm: LlamaCppL
     links = subprocess.run(["ldd", str(extension)], capture_output=True, text=True, check=True).stdout
     assert uses_openmp() == ("libgomp" in links)
     assert llm.info()["runtime_openmp"] is uses_openmp()
+
+
+def test_a_build_with_amx_kernels_loads_without_extra_buffer_types(llm: LlamaCppLLM) -> None:
+    """ggml's AMX kernels died of SIGILL while loading any model on an Intel Xeon VM that lists amx_int8
+    (upstream llama.cpp PR #26954). setup.sh compiles them out; a build that has them (one compiled
+    elsewhere) must load with extra buffer types off, which is where those kernels run, and say so."""
+    assert llm.info()["runtime_extra_buffers"] is ("AMX_INT8" not in cpu_features())
+    assert llm.generate([[{"role": "user", "content": "Say hello."}]], SamplingParams(max_new_tokens=4))[0]
