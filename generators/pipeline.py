@@ -549,6 +549,7 @@ def _yield(
         "queries": int(ranks.size),
         "per_tool_mean": round(float(per_tool.mean()), 3),
         "per_tool": _quantiles(per_tool),
+        "tools_by_hits": tools_by_hits(per_tool),
         "per_tool_median_ci90": median_interval(per_tool, platforms),
         "per_tool_median_catalog": whole["median"],
         "per_tool_median_catalog_ci90": whole["ci90"],
@@ -556,6 +557,16 @@ def _yield(
         "query_share_top1": round(float((ranks == 1).mean()), 4),
         "mrr": round(float((1.0 / ranks).mean()), 4),
     }
+
+
+def tools_by_hits(per_tool: np.ndarray) -> dict[str, int]:
+    """How many tools have each yield, from 0 to the largest: the shape the quantiles hide.
+
+    A tool's queries tend to find it all or not at all, so the per-tool yield has two modes and its
+    median can fall in the gap between them, moving by several queries between builds of the same settings.
+    """
+    counts = Counter(int(x) for x in per_tool)
+    return {str(k): counts.get(k, 0) for k in range(int(per_tool.max(initial=0)) + 1)}
 
 
 def _per_platform(

@@ -243,8 +243,28 @@ def _naming_limitation(syn: Mapping[str, Any] | None) -> str:
     return (
         f"  In this build {share:.0%} of Syn queries name their tool. The median number of queries per tool "
         f"that find their tool in the top 10 ({sbert.split('/')[-1]}) is "
-        f"{block['per_tool'].get('median')} with them and {plain['per_tool'].get('median')} without them.\n"
+        f"{block['per_tool'].get('median')} with them and {plain['per_tool'].get('median')} without them "
+        f"(means {block.get('per_tool_mean')} and {plain.get('per_tool_mean')}).\n"
+        f"{_yield_shape(block)}"
     )
+
+
+def _yield_shape(block: Mapping[str, Any]) -> str:
+    """A line with the per-tool yields themselves: their spread is what makes the median unsteady."""
+    counts = block.get("tools_by_hits")
+    if not isinstance(counts, Mapping) or not counts:
+        return ""
+    keys = sorted(counts, key=int)
+    line = (
+        f"  Sampled tools by how many of their queries find them (0 to {keys[-1]}): "
+        f"{', '.join(str(counts[k]) for k in keys)}."
+    )
+    if 5 * (counts[keys[0]] + counts[keys[-1]]) >= 2 * sum(counts.values()):  # 40% or more at the ends
+        line += (
+            " With this many tools at the two ends, the median can fall in the gap between them and move by "
+            "several queries between builds of the same settings; the mean moves less."
+        )
+    return line + "\n"
 
 
 def _threshold_limitation(real: Mapping[str, Any] | None) -> str:
@@ -498,7 +518,7 @@ def render_card(
         "- Real pairs rely on an automatic validator; the manual check estimates its agreement with people.\n"
         f"{_threshold_limitation(stats['real'])}"
         "- Health signals are a snapshot (catalog commit / link probe time) and drift as services change.\n"
-        "- English only; the catalog covers four platforms.\n"
+        "- English only; the catalog covers LangChain, CrewAI, LlamaIndex, n8n and five MCP registries.\n"
     )
     out.append("## Licenses\n")
     out.append(

@@ -66,6 +66,10 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
         assert labels["per_tool_mean"] >= strict["per_tool_mean"] and labels["mrr"] >= strict["mrr"]
         low, high = strict["per_tool_median_ci90"]
         assert low <= strict["per_tool"]["median"] <= high
+        # the histogram counts every sampled tool once and agrees with the mean
+        hist = {int(k): n for k, n in strict["tools_by_hits"].items()}
+        assert sum(hist.values()) == 4 and max(hist) == strict["per_tool"]["max"]
+        assert sum(k * n for k, n in hist.items()) / 4 == pytest.approx(strict["per_tool_mean"], abs=1e-3)
         low, high = strict["per_tool_median_catalog_ci90"]
         assert low <= strict["per_tool_median_catalog"] <= high
         # the queries that do not name their tool: a subset, so never more hits per tool

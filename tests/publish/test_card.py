@@ -130,11 +130,30 @@ def test_limitations_say_how_much_of_the_yield_is_tool_names() -> None:
     syn = {
         "config": {"sbert": minilm},
         "queries": {"names_tool_share": 0.186},
-        "yield": {minilm: {"per_tool": {"median": 7.0}, "not_naming_tool": {"per_tool": {"median": 2.5}}}},
+        "yield": {
+            minilm: {
+                "per_tool": {"median": 7.0},
+                "per_tool_mean": 5.79,
+                "not_naming_tool": {"per_tool": {"median": 2.5}, "per_tool_mean": 3.99},
+            }
+        },
     }
     line = _naming_limitation(syn)
     assert "19% of Syn queries name their tool" in line
-    assert "(all-MiniLM-L6-v2) is 7.0 with them and 2.5 without them" in line
+    assert "(all-MiniLM-L6-v2) is 7.0 with them and 2.5 without them (means 5.79 and 3.99)" in line
+    assert "Sampled tools by" not in line  # a report without the histogram: no line about it
+
+    # the histogram, and the warning only when the two ends hold 40% of the tools or more
+    syn["yield"][minilm]["tools_by_hits"] = {
+        str(k): n for k, n in enumerate([15, 9, 7, 1, 9, 6, 6, 1, 5, 6, 35])
+    }
+    line = _naming_limitation(syn)
+    assert (
+        "(0 to 10): 15, 9, 7, 1, 9, 6, 6, 1, 5, 6, 35." in line and "the median can fall in the gap" in line
+    )
+    syn["yield"][minilm]["tools_by_hits"] = {"0": 2, "1": 10, "2": 6, "3": 2}
+    line = _naming_limitation(syn)
+    assert "(0 to 3): 2, 10, 6, 2." in line and "gap" not in line
     # a Syn report from before the split, or none: nothing to say
     del syn["yield"][minilm]["not_naming_tool"]
     assert _naming_limitation(syn) == "" and _naming_limitation(None) == ""
