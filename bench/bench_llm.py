@@ -13,6 +13,9 @@ tables (copied into ``bench/results/llm.md``).
   the order the Real stage sends them (a query's pairs one after another). ``--warmup`` judgments on
   other queries run untimed first too, so llama.cpp's slots hold the judge's system turn, as they do
   after the first few judgments of a Real run.
+- llama.cpp runs twice, as Syn loads it (``workload="generate"``) and as Real's validator loads it
+  (``workload="judge"``: without repacked weights on an AVX-512 build); the ratios compare requests with
+  the first and judgments with the second, and P(yes) agreement is measured against the judge.
 - CPU-seconds are ``time.process_time()`` of this process (all its threads), so they do not count the
   waiting a busy machine adds; wall seconds are printed beside them.
 - P(yes) agreement: each backend's judgments against llama.cpp's on the same pairs (mean and largest
@@ -53,6 +56,9 @@ def llamacpp_build() -> str:
     except ImportError:
         return "not installed"
     return f"xllamacpp {xllamacpp.__version__} from {Path(xllamacpp.__file__).parent}: {' '.join(cpu_features())}"
+
+
+ROLES = {"generate": "Syn's generator", "judge": "Real's judge"}
 
 
 def sample_tools(tools: pl.DataFrame, per_platform: int, seed: int = 1) -> list[dict[str, Any]]:
@@ -104,10 +110,13 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     rows: list[list[Any]] = []
     judged: dict[str, list[float]] = {}
     batches = [int(b) for b in str(args.transformers_batches).split(",") if b.strip()]
-    backends = [] if args.skip_transformers else [("transformers", b) for b in batches]
-    for backend, batch in [*backends, ("llamacpp", 0)]:
+    backends = [] if args.skip_transformers else [("transformers", b, "") for b in batches]
+    # llama.cpp twice: as Syn loads it (a generator) and as Real's validator loads it (a judge: on an AVX-512
+    # build without repacked weights); requests are compared on the first, judgments on the second
+    for backend, batch, workload in [*backends, ("llamacpp", 0, "generate"), ("llamacpp", 0, "judge")]:
         models = ModelConfig(llm=args.model, llm_backend=backend)  # type: ignore[arg-type]
-        options = {"threads": args.threads} | ({"batch_size": batch} if backend == "transformers" else {})
+        options: dict[str, Any] = {"threads": args.threads}
+        options |= {"batch_size": batch} if backend == "transformers" else {"workload": workload}
         if backend == "transformers":
             from ecoagent.llm.llamacpp import resolve_gguf
 
@@ -119,10 +128,14 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         if judge_warm:
             client.yes_probability(judge_warm)
         p_yes, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
-        judged[backend if not batch else f"{backend} (batch {batch})"] = p_yes
+        name = f"{backend} (batch {batch})" if batch else f"{backend} {workload}"
+        judged[name] = p_yes
         rows.append(
             [
-                f"{backend} (batch {batch})" if batch else f"{backend} (4 slots, prompt cache)",
+                f"{backend} (batch {batch})"
+                if batch
+                else f"llamacpp loaded as {ROLES[workload]} (4 slots, prompt cache; repacked weights "
+                f"{'on' if client.info()['runtime_extra_buffers'] else 'off'})",
                 round(load_cpu, 1),
                 round(gen_cpu / len(convs), 2),
                 round(gen_wall / len(convs), 2),
@@ -135,21 +148,21 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         gc.collect()
     if args.openvino:
         row, p_yes = bench_openvino(args, convs, warm, params, seeds, judge, judge_warm)
-        rows.insert(len(rows) - 1, row)
+        rows.insert(len(rows) - 2, row)
         judged["openvino"] = p_yes
-    llama = rows[-1]
-    for base in rows[:-1]:
+    generator, judge_row = rows[-2], rows[-1]
+    for base in rows[:-2]:
         rows.append(
             [
-                f"{base[0]} / llamacpp (CPU-s)",
+                f"{base[0]} / llamacpp (CPU-s: requests as a generator, judgments as a judge)",
                 "",
-                round(base[2] / llama[2], 2),
+                round(base[2] / generator[2], 2),
                 "",
-                round(base[4] / llama[4], 2),
+                round(base[4] / judge_row[4], 2),
                 "",
             ]
         )
-    reference = judged.pop("llamacpp")
+    reference = judged.pop("llamacpp judge")
     for name, p_yes in judged.items():
         print(f"P(yes) of {name} against llamacpp on {len(judge)} judgments: {agreement(p_yes, reference)}")
     return rows

@@ -176,6 +176,27 @@ def syn_shard(call: dict[str, Any]) -> dict[str, Any]:
     return stats
 
 
+@task(name="real-shard", task_run_name="real-shard-{call[options][shard]}")
+def real_shard(call: dict[str, Any]) -> dict[str, Any]:
+    """One shard of Real's validator judgments (its own checkpoints); the real stage then reads them all."""
+    from validators.pipeline import judge_shard
+
+    logger = get_run_logger()
+    options = dict(call["options"])
+    mirror = options.pop("mirror", None)
+    stats = judge_shard(
+        Path(call["out"]),
+        _profile_from_dict(call["profile"]),
+        mirror=Path(mirror) if mirror else None,
+        **options,
+    )
+    logger.info("real shard %d/%d: %s pairs", stats["shard"] + 1, stats["shards"], stats["pairs"])
+    return stats
+
+
+SHARD_TASKS: dict[str, Any] = {"syn": syn_shard, "real": real_shard}
+
+
 def _stats_table(stats: dict[str, Any]) -> list[dict[str, str]]:
     """Flatten a stage's stats into ``stat | value`` rows (nested keys joined with dots)."""
     rows: list[dict[str, str]] = []
@@ -224,10 +245,11 @@ def build_stages(params: dict[str, Any]) -> dict[str, Any]:
             "force": p.force,
         }
         upstream = [futures[dep] for dep in spec.needs if dep in futures]
-        if name == "syn" and p.shards > 1 and "syn" not in p.stage_targets:
-            # generation spreads over the runner's workers; the stage itself then finds it all done
-            shard_calls = [{**call, "options": options} for options in p.shard_calls()]
-            upstream = upstream + [syn_shard.submit(c, wait_for=upstream) for c in shard_calls]
+        if name in SHARD_TASKS and p.shards(name) > 1 and name not in p.stage_targets:
+            # generation (Syn) or judging (Real) spreads over the runner's workers; the stage itself then
+            # finds it all done and does the rest once
+            shard_calls = [{**call, "options": options} for options in p.shard_calls(name)]
+            upstream = upstream + [SHARD_TASKS[name].submit(c, wait_for=upstream) for c in shard_calls]
         futures[name] = stage_task.submit(call, wait_for=upstream)
 
     progress_id = create_progress_artifact(0.0, key="build-ecoagent-progress", description=str(out))
@@ -290,6 +312,7 @@ def build_ecoagent(
     llm_base_url: str | None = None,
     llm_urls: list[str] | None = None,
     syn_shards: int | None = None,
+    real_shards: int | None = None,
     mirror: str | None = None,
     live: bool = False,
     probe_links: bool = False,

@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="llm_urls",
         action="append",
         default=None,
-        help="OpenAI-compatible LLM server (paper profile); repeat it to share Syn's shards among several "
+        help="OpenAI-compatible LLM server (paper profile); repeat it to share Syn's and Real's shards among several "
         "(e.g. one vLLM server per GPU)",
     )
     parser.add_argument(
@@ -53,6 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="cut Syn generation into N shards, each a task with its own checkpoint (default: 1, or one per "
         "dask worker / LLM URL)",
+    )
+    parser.add_argument(
+        "--real-shards",
+        type=int,
+        default=None,
+        help="cut Real's validator judgments into N shards, each a task with its own checkpoints (default: 1, "
+        "or one per dask worker / LLM URL)",
     )
     parser.add_argument(
         "--mirror", default=None, help="catalog snapshot folder (default: ../shared/catalogs)"
@@ -118,6 +125,7 @@ def params_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "llm_base_url": args.llm_urls[0] if args.llm_urls else None,
         "llm_urls": args.llm_urls or [],
         "syn_shards": args.syn_shards,
+        "real_shards": args.real_shards,
         "mirror": args.mirror,
         "live": args.live,
         "probe_links": args.probe_links,

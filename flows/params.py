@@ -45,6 +45,8 @@ class BuildParams(BaseModel):
         llm_urls: several such servers; Syn's shards are dealt out among them in turn.
         syn_shards: Syn generation cut into this many shards (tasks with their own checkpoints);
             ``None`` = one per dask worker or LLM URL, else 1.
+        real_shards: Real's validator judgments cut the same way (``validators.pipeline.judge_shard``);
+            ``None`` = one per dask worker or LLM URL, else 1.
         mirror: the catalog snapshot folder; ``None`` = ``$ECOAGENT_MIRROR`` or ``../shared/catalogs``.
         live: crawl the live sites instead of the snapshot.
         probe_links: probe each tool's documentation link during the crawl.
@@ -70,6 +72,7 @@ class BuildParams(BaseModel):
     llm_base_url: str | None = None
     llm_urls: list[str] = Field(default_factory=list)
     syn_shards: int | None = Field(default=None, ge=1, le=4096)
+    real_shards: int | None = Field(default=None, ge=1, le=4096)
     mirror: Path | None = None
     live: bool = False
     probe_links: bool = False
@@ -156,20 +159,20 @@ class BuildParams(BaseModel):
             changes["llm_base_url"] = self.llm_base_url or self.llm_urls[0]
         return profile.replace(**changes) if changes else profile
 
-    @property
-    def shards(self) -> int:
-        """How many Syn shards this build maps over the task runner."""
-        if self.syn_shards is not None:
-            return self.syn_shards
+    def shards(self, stage: str = "syn") -> int:
+        """How many shards this build maps over the task runner for ``stage`` (``syn`` or ``real``)."""
+        chosen = self.syn_shards if stage == "syn" else self.real_shards
+        if chosen is not None:
+            return chosen
         return max(len(self.llm_urls), self.max_workers if self.task_runner == "dask" else 1, 1)
 
-    def shard_calls(self) -> list[dict[str, Any]]:
-        """The keyword options of each Syn shard (``generators.pipeline.generate_shard``)."""
+    def shard_calls(self, stage: str = "syn") -> list[dict[str, Any]]:
+        """The keyword options of each shard: ``generators.pipeline.generate_shard`` (``syn``) or
+        ``validators.pipeline.judge_shard`` (``real``), LLM URLs dealt out in turn."""
         urls = self.llm_urls or [None]
-        return [
-            {"shard": i, "shards": self.shards, "max_tools": self.max_tools, "llm_url": urls[i % len(urls)]}
-            for i in range(self.shards)
-        ]
+        n = self.shards(stage)
+        scope = {"max_tools": self.max_tools} if stage == "syn" else self.stage_options("real")
+        return [{"shard": i, "shards": n, **scope, "llm_url": urls[i % len(urls)]} for i in range(n)]
 
     def target(self, stage: str) -> str:
         return self.stage_targets.get(stage, STAGES[stage].target)

@@ -17,6 +17,7 @@ embeddings read from the shared cache (``ecoagent.embeddings``), so a killed or 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,7 @@ from validators.recall import (
 )
 from validators.splits import SPLITS, split_queries
 from validators.toolbench import ParsedToolBench, load_toolbench, toolbench_root
-from validators.validator import PairText, Validator
+from validators.validator import PairText, Validator, shard_checkpoint, shard_pairs
 
 log = logging.getLogger(__name__)
 
@@ -199,13 +201,20 @@ def tool_pair(row: dict[str, Any], tool: dict[str, Any]) -> PairText:
     )
 
 
+def labelled_sets(cfg: RealConfig, labels: list[LabeledPair]) -> tuple[list[LabeledPair], list[LabeledPair]]:
+    """The labelled dev pairs (calibration) and test pairs (AUCs) the stage scores."""
+    return (
+        sample_labels(labels, "dev", cfg.calibration_per_kind),
+        sample_labels(labels, "test", cfg.measure_per_kind),
+    )
+
+
 def measure(cfg: RealConfig, validator: Validator, labels: list[LabeledPair]) -> tuple[dict[str, Any], float]:
     """Score the labelled pairs; calibrate the threshold on dev, report AUCs and precision/recall on test.
 
     Returns the measurement (for ``stats.validator.measurement``) and the threshold the build uses.
     """
-    dev = sample_labels(labels, "dev", cfg.calibration_per_kind)
-    test = sample_labels(labels, "test", cfg.measure_per_kind)
+    dev, test = labelled_sets(cfg, labels)
     scores = validator.score([lp.pair for lp in dev + test])
     out: dict[str, Any] = {
         "source": "ToolBench solvable + example files: relevant APIs (positive) vs an API of another "
@@ -308,35 +317,32 @@ def _provenance(decisions: pl.DataFrame) -> dict[str, Any]:
     return {"per_retriever": out, "kept_by_proposer_set": dict(sorted(combos.items()))}
 
 
-def build_mcp_prompts(
-    tools: pl.DataFrame,
-    mirror: Path,
-    cfg: RealConfig,
-    validator: Validator,
-    threshold: float,
-    out_path: Path,
-) -> dict[str, Any]:
-    """The third query stream: mcpm.sh's example prompts labelled with their server's right tools.
+@dataclass(frozen=True)
+class McpCandidates:
+    """The MCP prompts the stage judges: the sample, each prompt's closest server tools, and their pairs.
 
-    A seeded sample of at most ``cfg.mcp_prompts_max`` prompts; each prompt's server tools are cut to the
-    ``cfg.mcp_prompt_candidates`` closest by the recall encoder's cosine, and the validator (the stage's
-    own, at its calibrated threshold) keeps those it says yes to. Writes ``out_path`` (empty, with the
-    reason in the returned stats, when the tool table has no MCP records or the snapshot no mcpm files).
+    ``empty`` says why there are none (no MCP records, or no mcpm files in the snapshot).
     """
+
+    read: int = 0
+    sampled: int = 0
+    top: tuple[Any, ...] = ()
+    pairs: tuple[PairText, ...] = ()
+    documents: dict[tuple[str, str], str] = field(default_factory=dict)
+    empty: str | None = None
+
+
+def mcp_candidates(tools: pl.DataFrame, mirror: Path, cfg: RealConfig) -> McpCandidates:
+    """mcpm.sh's example prompts, a seeded sample of at most ``cfg.mcp_prompts_max``, each cut to the
+    ``cfg.mcp_prompt_candidates`` server tools closest by the recall encoder's cosine."""
     from crawlers.mcp import MCPM
     from crawlers.source import MirrorSource
-    from validators.mcp_prompts import narrow, read_prompts, sample_prompts, top_candidates, write_prompts
+    from validators.mcp_prompts import read_prompts, sample_prompts, top_candidates
 
-    base = {"cap": cfg.mcp_prompts_max, "candidates_per_prompt": cfg.mcp_prompt_candidates}
-    reason = None
     if "sources" not in tools.columns or not (tools["platform"] == "mcp").any():
-        reason = "tools.parquet has no MCP records"
-    elif not (Path(mirror) / MCPM).is_dir():
-        reason = f"the snapshot has no {MCPM}/ folder"
-    if reason:
-        write_prompts([], out_path)
-        log.warning("MCP prompt set is empty: %s", reason)
-        return {**base, "prompts": 0, "empty": reason}
+        return McpCandidates(empty="tools.parquet has no MCP records")
+    if not (Path(mirror) / MCPM).is_dir():
+        return McpCandidates(empty=f"the snapshot has no {MCPM}/ folder")
     prompts = read_prompts(MirrorSource(Path(mirror)), tools)
     sampled = sample_prompts(prompts, cfg.mcp_prompts_max, cfg.seed)
 
@@ -347,29 +353,143 @@ def build_mcp_prompts(
 
     top = top_candidates(sampled, tools, cosine, cfg.mcp_prompt_candidates)
     rows = {r["tool_id"]: r for r in tools.filter(pl.col("platform") == "mcp").iter_rows(named=True)}
-    pairs = [
+    pairs = tuple(
         tool_pair({"query_id": p.query_id, "tool_id": t, "query": p.query}, rows[t])
         for p in top
         for t in p.tool_ids
-    ]
-    scores = validator.score(pairs) if pairs else {}
-    by_text = {
-        (p.query, tool_document(rows[t]["name"], rows[t]["description"], rows[t]["tags"])): scores[
-            (p.query_id, t)
-        ]
+    )
+    documents = {
+        (p.query_id, t): tool_document(rows[t]["name"], rows[t]["description"], rows[t]["tags"])
         for p in top
         for t in p.tool_ids
     }
-    kept, counts = narrow(top, tools, lambda q, docs: [by_text[(q, d)] for d in docs], threshold)
+    return McpCandidates(len(prompts), len(sampled), tuple(top), pairs, documents)
+
+
+def build_mcp_prompts(
+    tools: pl.DataFrame,
+    mirror: Path,
+    cfg: RealConfig,
+    validator: Validator,
+    threshold: float,
+    out_path: Path,
+    candidates: McpCandidates | None = None,
+) -> dict[str, Any]:
+    """The third query stream: mcpm.sh's example prompts labelled with their server's right tools.
+
+    The validator (the stage's own, at its calibrated threshold) keeps the candidates (``mcp_candidates``,
+    computed here unless given) it says yes to. Writes ``out_path`` (empty, with the reason in the
+    returned stats, when the tool table has no MCP records or the snapshot no mcpm files).
+    """
+    from validators.mcp_prompts import narrow, write_prompts
+
+    base = {"cap": cfg.mcp_prompts_max, "candidates_per_prompt": cfg.mcp_prompt_candidates}
+    found = candidates if candidates is not None else mcp_candidates(tools, mirror, cfg)
+    if found.empty:
+        write_prompts([], out_path)
+        log.warning("MCP prompt set is empty: %s", found.empty)
+        return {**base, "prompts": 0, "empty": found.empty}
+    scores = validator.score(list(found.pairs)) if found.pairs else {}
+    by_text = {
+        (p.query, found.documents[(p.query_id, t)]): scores[(p.query_id, t)]
+        for p in found.top
+        for t in p.tool_ids
+    }
+    kept, counts = narrow(list(found.top), tools, lambda q, docs: [by_text[(q, d)] for d in docs], threshold)
     frame = write_prompts(kept, out_path)
     return {
         **base,
-        "read": len(prompts),
-        "sampled": len(sampled),
-        "judged_pairs": len(pairs),
+        "read": found.read,
+        "sampled": found.sampled,
+        "judged_pairs": len(found.pairs),
         "threshold": threshold,
         **counts,
         "servers": frame["server"].n_unique() if frame.height else 0,
+    }
+
+
+def load_queries(cfg: RealConfig, mirror: Path | None) -> ParsedToolBench:
+    """The ToolBench queries of the snapshot, or a seeded sample of ``cfg.max_queries`` of them."""
+    parsed = load_toolbench(toolbench_root(Path(mirror) if mirror else default_mirror()))
+    if not parsed.queries:
+        raise ValueError("the ToolBench files hold no queries")
+    if cfg.max_queries is not None and cfg.max_queries < len(parsed.queries):
+        rng = random.Random(cfg.seed)
+        keep = set(rng.sample(range(len(parsed.queries)), cfg.max_queries))
+        parsed.queries = [q for i, q in enumerate(parsed.queries) if i in keep]
+        log.info("real: a seeded sample of %d ToolBench queries (max_queries)", cfg.max_queries)
+    return parsed
+
+
+def validator_pairs(recalled: pl.DataFrame, tools: pl.DataFrame) -> list[PairText]:
+    """The recalled candidates that passed recall, as the validator reads them, in recall order."""
+    rows = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
+    return [
+        tool_pair(r, rows[r["tool_id"]])
+        for r in recalled.filter(pl.col("passed_recall")).iter_rows(named=True)
+    ]
+
+
+# the stage's three validator checkpoints, in the order it scores them
+CHECKPOINTS = {
+    "labels": "labels_checkpoint.jsonl",
+    "validator": "validator_checkpoint.jsonl",
+    "mcp_prompts": "mcp_prompts_checkpoint.jsonl",
+}
+
+
+def judge_shard(
+    out: Path,
+    profile: Profile,
+    shard: int,
+    shards: int,
+    mirror: Path | None = None,
+    llm_url: str | None = None,
+    llm: Any = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Score every ``shards``-th query's pairs, starting at ``shard``, into the stage's checkpoints' shards.
+
+    The three sets are the stage's own (ToolBench's labelled pairs, the recalled candidates, the MCP
+    prompts' candidates), computed the same way here, so ``run`` then finds every pair scored and only
+    decides. The Prefect flow maps these as tasks (``--real-shards``), so ``--task-runner dask`` spreads
+    Real's judgments over a cluster's workers; ``llm_url`` points a shard at one of several
+    OpenAI-compatible servers. ``options`` are ``run``'s (``RealConfig`` fields).
+    """
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} is not in 0..{shards - 1}")
+    art = ArtifactDir(Path(out))
+    cfg = RealConfig.for_profile(profile, **options)
+    tools = load_tool_table(art)
+    parsed = load_queries(cfg, mirror)
+    started = time.perf_counter()
+    sets: dict[str, list[PairText]] = {"labels": [], "validator": [], "mcp_prompts": []}
+    if cfg.calibration_per_kind or cfg.measure_per_kind:
+        dev, test = labelled_sets(cfg, build_labels(parsed.queries))
+        sets["labels"] = [lp.pair for lp in dev + test]
+    sets["validator"] = validator_pairs(recall_union(parsed, tools, cfg)[0], tools)
+    sets["mcp_prompts"] = list(mcp_candidates(tools, Path(mirror) if mirror else default_mirror(), cfg).pairs)
+    own = llm is None
+    if own:
+        from ecoagent.llm import make_llm
+
+        models = dataclasses.replace(profile.models, llm_base_url=llm_url) if llm_url else profile.models
+        llm = make_llm(models, batch_size=cfg.batch_size, workload="judge")
+    pairs: dict[str, int] = {}
+    try:
+        for name, todo in sets.items():
+            mine = shard_pairs(todo, shard, shards)
+            path = shard_checkpoint(art.real / CHECKPOINTS[name], shard, shards)
+            Validator(llm, path, batch_size=cfg.batch_size, few_shot=cfg.few_shot).score(mine)
+            pairs[name] = len(mine)
+    finally:
+        if own:
+            llm.close()
+    return {
+        "shard": shard,
+        "shards": shards,
+        "pairs": pairs,
+        "seconds": round(time.perf_counter() - started, 2),
     }
 
 
@@ -397,14 +517,7 @@ def run(
     cpu_started = time.process_time()  # CPU seconds: comparable across runs on a busy, shared machine
 
     tools = load_tool_table(art)
-    parsed = load_toolbench(toolbench_root(Path(mirror) if mirror else default_mirror()))
-    if not parsed.queries:
-        raise ValueError("the ToolBench files hold no queries")
-    if cfg.max_queries is not None and cfg.max_queries < len(parsed.queries):
-        rng = random.Random(cfg.seed)
-        keep = set(rng.sample(range(len(parsed.queries)), cfg.max_queries))
-        parsed.queries = [q for i, q in enumerate(parsed.queries) if i in keep]
-        log.info("real: a seeded sample of %d ToolBench queries (max_queries)", cfg.max_queries)
+    parsed = load_queries(cfg, mirror)
     config_fp = fingerprint(
         {
             "config": cfg.to_dict(),
@@ -426,7 +539,7 @@ def run(
     from ecoagent.llm import make_llm
 
     t0 = time.perf_counter()
-    llm = make_llm(profile.models, batch_size=cfg.batch_size)
+    llm = make_llm(profile.models, batch_size=cfg.batch_size, workload="judge")
     timings["llm_load_s"] = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
@@ -434,27 +547,25 @@ def run(
         threshold = cfg.validator_threshold
         if cfg.calibration_per_kind or cfg.measure_per_kind:
             labeler = Validator(
-                llm, art.real / "labels_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
+                llm, art.real / CHECKPOINTS["labels"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
             )
             measurement, threshold = measure(cfg, labeler, build_labels(parsed.queries))
+            timings["labels_scored"] = labeler.scored
         assert threshold is not None  # RealConfig: no calibration pairs means a fixed threshold
         timings["measure_s"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         validator = Validator(
-            llm, art.real / "validator_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
+            llm, art.real / CHECKPOINTS["validator"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
         )
-        tool_rows = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
-        todo = [
-            tool_pair(r, tool_rows[r["tool_id"]])
-            for r in recalled.filter(pl.col("passed_recall")).iter_rows(named=True)
-        ]
+        todo = validator_pairs(recalled, tools)
         scores = validator.score(todo)
         timings["validator_s"] = time.perf_counter() - t0
         timings["validator_s_per_pair"] = timings["validator_s"] / max(len(todo), 1)
+        timings["validator_scored"] = validator.scored
         t0 = time.perf_counter()
         mcp_validator = Validator(
-            llm, art.real / "mcp_prompts_checkpoint.jsonl", batch_size=cfg.batch_size, few_shot=cfg.few_shot
+            llm, art.real / CHECKPOINTS["mcp_prompts"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
         )
         mcp_stats = build_mcp_prompts(
             tools,
@@ -465,6 +576,7 @@ def run(
             art.real_mcp_prompts,
         )
         timings["mcp_prompts_s"] = time.perf_counter() - t0
+        timings["mcp_prompts_scored"] = mcp_validator.scored
         model_info = llm.info()
     finally:
         llm.close()

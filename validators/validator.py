@@ -55,7 +55,9 @@ class Validator:
         few_shot: put the prompt's two worked examples before each pair (``validators.prompt``).
 
     The prompt version (stored with each score) follows from ``few_shot``; checkpoint lines of other
-    versions or models are ignored.
+    versions or models are ignored. Scores in the checkpoint's shard files (``shard_checkpoint``: what
+    ``validators.pipeline.judge_shard`` wrote on other workers) count as done too; new scores go to
+    ``checkpoint`` only. ``scored`` counts the pairs this validator sent to the LLM.
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class Validator:
         self.batch_size = batch_size
         self.few_shot = few_shot
         self.prompt_version = PROMPT_VERSIONS[few_shot]
+        self.scored = 0
 
     @property
     def model(self) -> str:
@@ -81,9 +84,13 @@ class Validator:
     def load_checkpoint(self) -> dict[tuple[str, str], float]:
         """Scores already computed with this model and prompt version (a torn last line is ignored)."""
         done: dict[tuple[str, str], float] = {}
-        for row in self._writer.records():
-            if row.get("model") == self.model and row.get("prompt_version") == self.prompt_version:
-                done[(row["query_id"], row["tool_id"])] = float(row["score"])
+        shards = sorted(
+            self.checkpoint.parent.glob(f"{self.checkpoint.stem}.shard-*{self.checkpoint.suffix}")
+        )
+        for writer in (*(JsonlCheckpoint(path) for path in shards), self._writer):
+            for row in writer.records():
+                if row.get("model") == self.model and row.get("prompt_version") == self.prompt_version:
+                    done[(row["query_id"], row["tool_id"])] = float(row["score"])
         return done
 
     def score(
@@ -129,9 +136,27 @@ class Validator:
                     }
                 )
             self._writer.append(rows, sort_keys=True)
+            self.scored += len(batch)
             done = start + len(batch)
             bar.update(len(batch))
             if progress:
                 progress(done, len(todo))
         bar.close()
         return scores
+
+
+def shard_checkpoint(checkpoint: Path, shard: int, shards: int) -> Path:
+    """The checkpoint shard ``shard`` of ``shards`` writes beside ``checkpoint`` (which reads it back)."""
+    return checkpoint.with_name(f"{checkpoint.stem}.shard-{shard:03d}-of-{shards:03d}{checkpoint.suffix}")
+
+
+def shard_pairs(pairs: Sequence[PairText], shard: int, shards: int) -> list[PairText]:
+    """The pairs of every ``shards``-th query (in first-seen order), starting at ``shard``, in their order.
+
+    Whole queries, not every n-th pair: a query's candidates go to one worker one after another, where
+    llama.cpp reuses the slot that holds the query's request (``LlamaCppLLM.yes_probability``).
+    """
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} is not in 0..{shards - 1}")
+    order = {q: i for i, q in enumerate(dict.fromkeys(p.query_id for p in pairs))}
+    return [p for p in pairs if order[p.query_id] % shards == shard]

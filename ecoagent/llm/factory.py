@@ -15,18 +15,23 @@ def make_llm(models: ModelConfig, **options: object) -> LLMClient:
 
     Args:
         models: the profile's model config (``profile.models``).
-        **options: backend options (llamacpp: ``slots``, ``threads``; transformers: ``batch_size``,
-            ``threads``; openai: ``concurrency``, ``timeout``, ``max_retries``, ``api_key``). llama.cpp
-            batches over its slots, so a ``batch_size`` meant for transformers is ignored there.
+        **options: backend options (llamacpp: ``slots``, ``threads``, ``workload``; transformers:
+            ``batch_size``, ``threads``; openai: ``concurrency``, ``timeout``, ``max_retries``, ``api_key``).
+            llama.cpp batches over its slots, so a ``batch_size`` meant for transformers is ignored there;
+            ``workload`` (``"judge"`` for the Real validator) tunes how llama.cpp loads the weights and
+            means nothing to the other backends.
 
     Raises:
         ValueError: an unknown backend, or the openai backend without a base URL.
     """
     backend = models.llm_backend
+    workload = options.pop("workload", None)
     if backend == "llamacpp":
         from ecoagent.llm.llamacpp import LlamaCppLLM
 
         options.pop("batch_size", None)
+        if workload is not None:
+            options["workload"] = workload
         return LlamaCppLLM(models.llm, **options)  # type: ignore[arg-type]
     if backend in ("transformers", "embedded"):  # "embedded" is this backend's name before llama.cpp
         from ecoagent.llm.embedded import EmbeddedLLM

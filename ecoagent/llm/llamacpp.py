@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ecoagent.config import QWEN_CODER_0_5B, QWEN_CODER_1_5B, SMOLLM2
 from ecoagent.llm.base import Conversation, LLMClient, SamplingParams, StopWhen
@@ -120,6 +120,9 @@ class LlamaCppLLM(LLMClient):
         slots: requests decoded together (llama.cpp ``n_parallel``); 4 measured best on 2 cores.
         threads: compute threads (default ``$ECOAGENT_LLM_THREADS``, else ``free_cores()``).
         context_per_slot: tokens of context each slot holds (prompt + answer).
+        workload: ``"generate"`` (decoding-bound: Syn) or ``"judge"`` (prefill-bound yes/no scoring: the
+            Real validator). A judge on a build with AVX-512 loads without llama.cpp's repacked weight
+            layouts, whose Q4_K kernels prefill slower there (``judge_extra_buffers``).
 
     Recommendations:
         One thread when the cores are shared (tests, CI, helpers beside it); two only on an idle machine.
@@ -131,9 +134,12 @@ class LlamaCppLLM(LLMClient):
         slots: int = 4,
         threads: int | None = None,
         context_per_slot: int = 2048,
+        workload: Literal["generate", "judge"] = "generate",
     ) -> None:
         if slots <= 0 or context_per_slot <= 0:
             raise ValueError("slots and context_per_slot must be > 0")
+        if workload not in ("generate", "judge"):
+            raise ValueError(f"workload must be 'generate' or 'judge', not {workload!r}")
         try:
             import xllamacpp
         except ImportError as exc:  # a missing extra fails at construction, with the fix
@@ -153,10 +159,14 @@ class LlamaCppLLM(LLMClient):
         # ggml runs its AMX kernels from an extra buffer type; they died of SIGILL while loading any model
         # on an Intel Xeon VM that lists amx_int8 (upstream llama.cpp PR #26954). setup.sh compiles them
         # out; a build that has them loads without extra buffer types (and without the repacked kernels).
-        self.extra_buffers = "AMX_INT8" not in cpu_features()
-        if not self.extra_buffers:
+        features = cpu_features()
+        if "AMX_INT8" in features:
             log.warning("this llama.cpp build has AMX kernels, which crash on some CPUs: extra buffers off")
-            params.no_extra_bufts = True
+        self.workload = workload
+        self.extra_buffers = "AMX_INT8" not in features and (
+            workload == "generate" or judge_extra_buffers(features)
+        )
+        params.no_extra_bufts = not self.extra_buffers
         params.verbosity = 0
         started = time.perf_counter()
         self._server = xllamacpp.Server(params)
@@ -186,6 +196,7 @@ class LlamaCppLLM(LLMClient):
             "runtime_cpu_features": " ".join(cpu_features()),
             "runtime_openmp": uses_openmp(),
             "runtime_extra_buffers": self.extra_buffers,
+            "runtime_workload": self.workload,
             "model": self._model_id,
             "model_file": self._file.name,
             "model_file_sha256": self._sha256,
@@ -354,6 +365,17 @@ def cpu_features() -> list[str]:
     EPYC (``bench/RESULTS.md``). Recorded in ``info()`` so every stats file says which build wrote it.
     """
     return [name for name in _build_flags() if name.startswith(("AVX", "AMX", "F16C", "FMA"))]
+
+
+def judge_extra_buffers(features: list[str]) -> bool:
+    """Whether a judge (prefill-bound) loads llama.cpp's repacked weight layouts on a build with ``features``.
+
+    Measured with 16 judgments after 4 untimed, 1 thread (``bench/RESULTS.md``, "Judges without repacked
+    weights"): on an Intel Xeon VM the AVX-512 build judged in 1.25 CPU-s without them against 1.57 with
+    them, while Syn requests cost 1.14x more; PyPI's AVX2 wheel judged the same with or without them there
+    (2.28 / 2.29) and 1.2x slower without them on a Zen 1 EPYC. So only AVX-512 builds judge without them.
+    """
+    return "AVX512" not in features
 
 
 def uses_openmp() -> bool:

@@ -23,6 +23,22 @@ def test_defaults(tmp_path: Path) -> None:
     assert p.out.is_dir() and p.out.is_absolute()
     assert p.mirror is not None and p.mirror.is_dir()
     assert p.stage_options("syn") == {"max_tools": None}
+    assert p.shards("syn") == p.shards("real") == 1  # a plain run maps no shard tasks
+
+
+def test_shards_follow_workers_and_llm_urls(tmp_path: Path) -> None:
+    """Syn's and Real's shards: one per Dask worker by default, LLM URLs dealt out in turn, each stage's
+    own count when given; a Real shard gets the stage's options (the snapshot) to find the same pairs."""
+    urls = ["http://127.0.0.1:9001/v1", "http://127.0.0.1:9002/v1"]
+    p = BuildParams(out=tmp_path / "o", task_runner="dask", max_workers=3, llm_urls=urls, real_shards=4)
+    assert p.shards("syn") == 3 and p.shards("real") == 4
+    real = p.shard_calls("real")
+    assert [c["shard"] for c in real] == [0, 1, 2, 3] and {c["shards"] for c in real} == {4}
+    assert [c["llm_url"] for c in real] == [urls[0], urls[1], urls[0], urls[1]]
+    assert all(c["mirror"] == p.stage_options("real")["mirror"] for c in real)
+    assert [set(c) for c in p.shard_calls("syn")] == [{"shard", "shards", "max_tools", "llm_url"}] * 3
+    with pytest.raises(ValidationError):
+        BuildParams(out=tmp_path / "o", real_shards=0)
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from ecoagent.config import SMOLLM2
-from ecoagent.llm import SamplingParams
+from ecoagent.config import SMOLLM2, ModelConfig
+from ecoagent.llm import SamplingParams, make_llm
 from ecoagent.llm.embedded import EmbeddedLLM
 from ecoagent.llm.llamacpp import (
     LlamaCppLLM,
     busy_elsewhere,
     cpu_features,
     free_cores,
+    judge_extra_buffers,
     resolve_gguf,
     uses_openmp,
 )
@@ -247,3 +248,25 @@ def test_a_build_with_amx_kernels_loads_without_extra_buffer_types(llm: LlamaCpp
     elsewhere) must load with extra buffer types off, which is where those kernels run, and say so."""
     assert llm.info()["runtime_extra_buffers"] is ("AMX_INT8" not in cpu_features())
     assert llm.generate([[{"role": "user", "content": "Say hello."}]], SamplingParams(max_new_tokens=4))[0]
+
+
+def test_a_judge_loads_without_repacked_weights_only_on_an_avx512_build(llm: LlamaCppLLM) -> None:
+    """The Real validator's judgments are prefill-bound: on an AVX-512 build they ran 1.25x cheaper without
+    llama.cpp's repacked weights, while AVX2 builds judged as fast or faster with them (bench/RESULTS.md)."""
+    assert judge_extra_buffers(["AVX", "AVX2", "F16C", "FMA"])
+    assert not judge_extra_buffers(["AVX", "AVX2", "AVX512", "AVX512_VNNI"])
+    features = cpu_features()
+    judge = make_llm(ModelConfig(llm=SMOLLM2, llm_backend="llamacpp"), threads=1, slots=1, workload="judge")
+    try:
+        assert judge.info()["runtime_extra_buffers"] is (
+            "AMX_INT8" not in features and judge_extra_buffers(features)
+        )
+        assert judge.info()["runtime_workload"] == "judge" and llm.info()["runtime_workload"] == "generate"
+        assert llm.info()["runtime_extra_buffers"] is ("AMX_INT8" not in features)  # a generator keeps them
+        # the same model judges the same way either way (kernels differ, so not bit for bit)
+        pairs = [[{"role": "user", "content": "Is Paris in France? Answer yes or no."}]]
+        assert judge.yes_probability(pairs)[0] == pytest.approx(llm.yes_probability(pairs)[0], abs=0.05)
+    finally:
+        judge.close()
+    with pytest.raises(ValueError, match="workload"):
+        LlamaCppLLM(SMOLLM2, workload="score")  # type: ignore[arg-type]
