@@ -13,6 +13,9 @@
 Every candidate is a row of ``real/decisions.parquet``; kept pairs go to ``real/pairs.parquet``; counts,
 floors, the measurement and timings to ``real/stats.json``. Scores are checkpointed per batch and
 embeddings read from the shared cache (``ecoagent.embeddings``), so a killed or re-configured run redoes only what changed.
+
+``judge_shard`` does the scoring of steps 2-3 (and of the MCP prompts) for every N-th query on another
+worker or LLM server, into shard files the stage's checkpoints read back.
 """
 
 from __future__ import annotations
@@ -373,18 +376,17 @@ def build_mcp_prompts(
     validator: Validator,
     threshold: float,
     out_path: Path,
-    candidates: McpCandidates | None = None,
 ) -> dict[str, Any]:
     """The third query stream: mcpm.sh's example prompts labelled with their server's right tools.
 
-    The validator (the stage's own, at its calibrated threshold) keeps the candidates (``mcp_candidates``,
-    computed here unless given) it says yes to. Writes ``out_path`` (empty, with the reason in the
+    The validator (the stage's own, at its calibrated threshold) keeps the candidates (``mcp_candidates``)
+    it says yes to. Writes ``out_path`` (empty, with the reason in the
     returned stats, when the tool table has no MCP records or the snapshot no mcpm files).
     """
     from validators.mcp_prompts import narrow, write_prompts
 
     base = {"cap": cfg.mcp_prompts_max, "candidates_per_prompt": cfg.mcp_prompt_candidates}
-    found = candidates if candidates is not None else mcp_candidates(tools, mirror, cfg)
+    found = mcp_candidates(tools, mirror, cfg)
     if found.empty:
         write_prompts([], out_path)
         log.warning("MCP prompt set is empty: %s", found.empty)
@@ -430,6 +432,23 @@ def validator_pairs(recalled: pl.DataFrame, tools: pl.DataFrame) -> list[PairTex
     ]
 
 
+def stage_fingerprint(cfg: RealConfig, profile: Profile, tools: pl.DataFrame, parsed: ParsedToolBench) -> str:
+    """What the stage's outputs depend on: a finished stage with this fingerprint is not redone."""
+    return fingerprint(
+        {
+            "config": cfg.to_dict(),
+            "model": profile.models.llm,
+            "prompt_version": PROMPT_VERSIONS[cfg.few_shot],
+            "tools": fingerprint(tools.select("tool_id", "content_hash").sort("tool_id").rows()),
+            "queries": fingerprint(sorted(q.query_id for q in parsed.queries)),
+        }
+    )
+
+
+def _done(art: ArtifactDir, config_fp: str) -> bool:
+    return art.is_done(STAGE, config_fp) and art.real_pairs.exists() and art.real_stats.exists()
+
+
 # the stage's three validator checkpoints, in the order it scores them
 CHECKPOINTS = {
     "labels": "labels_checkpoint.jsonl",
@@ -463,6 +482,13 @@ def judge_shard(
     tools = load_tool_table(art)
     parsed = load_queries(cfg, mirror)
     started = time.perf_counter()
+    if _done(art, stage_fingerprint(cfg, profile, tools, parsed)):  # a rebuild: nothing to judge, no recall
+        return {
+            "shard": shard,
+            "shards": shards,
+            "pairs": {},
+            "skipped": "the real stage is done with this config",
+        }
     sets: dict[str, list[PairText]] = {"labels": [], "validator": [], "mcp_prompts": []}
     if cfg.calibration_per_kind or cfg.measure_per_kind:
         dev, test = labelled_sets(cfg, build_labels(parsed.queries))
@@ -518,16 +544,8 @@ def run(
 
     tools = load_tool_table(art)
     parsed = load_queries(cfg, mirror)
-    config_fp = fingerprint(
-        {
-            "config": cfg.to_dict(),
-            "model": profile.models.llm,
-            "prompt_version": PROMPT_VERSIONS[cfg.few_shot],
-            "tools": fingerprint(tools.select("tool_id", "content_hash").sort("tool_id").rows()),
-            "queries": fingerprint(sorted(q.query_id for q in parsed.queries)),
-        }
-    )
-    if art.is_done(STAGE, config_fp) and art.real_pairs.exists() and art.real_stats.exists():
+    config_fp = stage_fingerprint(cfg, profile, tools, parsed)
+    if _done(art, config_fp):
         log.info("real: already done with this config; nothing to do")
         return json.loads(art.real_stats.read_text())
     timings["parse_s"] = time.perf_counter() - started

@@ -93,6 +93,9 @@ def test_two_shards_then_the_stage_give_the_decisions_of_one_process(
 
     stats = run(sharded, profile, mirror=small_mirror, **real_options)
     _assert_same_decisions(single, sharded, stats)
+    # a rebuild maps the shards again: with the stage done they return at once, without recall or a model
+    again = judge_shard(sharded, profile, 0, 2, mirror=small_mirror, llm=object(), **real_options)
+    assert again["pairs"] == {} and "done" in again["skipped"]
     assert stats["validator"]["threshold"] == pytest.approx(alone["validator"]["threshold"], abs=1e-5)
 
 
