@@ -2,8 +2,11 @@
 
 Capable models (the embedded Qwen2.5-Coder-1.5B, models behind the openai backend) get the paper's list
 prompt (``list`` mode); the 135M test model, which repeats itself when asked for a list, gets one query
-per sample (``single`` mode). Samples of several tools run in one batch, and every sample has its own
-seed derived from the tool id, so a resumed run produces what an uninterrupted one would. A list answer
+per sample (``single`` mode). A backend that serves several calls at once (``LLMClient.in_flight``:
+llama.cpp's slots, an HTTP pool) gets one tool per call and that many tools in flight, so a slot starts
+the next tool the moment its answer ends; other backends get several tools' samples in one batch. Every
+sample has its own seed derived from the tool id, so a resumed run produces what an uninterrupted one
+would. A list answer
 is screened line by line while it is decoded and ends as soon as its tool has the queries it wants,
 since the rest would be thrown away (backends that can stop mid-answer: llama.cpp). Each tool is appended
 to a JSONL checkpoint (``ecoagent.checkpoint``, fsynced) the moment it finishes, and tools already there
@@ -18,6 +21,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -57,7 +61,8 @@ class GenerationConfig:
         oversample: samples drawn per wanted query in the first round (``single`` mode), or requests asked
             for per wanted query in one ``list`` call.
         max_rounds: rounds of sampling per tool; later rounds retry only what is still missing.
-        tools_per_batch: tools whose samples share one call to the LLM (and one checkpoint write).
+        tools_per_batch: tools whose samples share one call to the LLM, for backends that batch inside a
+            call (``in_flight`` 1: transformers); the others keep ``in_flight`` tools going instead.
         temperature: moderate: lower repeats itself, higher drifts off topic on the 135M model.
         top_p: nucleus mass.
         max_new_tokens: per sample (``list`` mode scales it by the number of queries).
@@ -250,20 +255,36 @@ class QueryGenerator:
                 return
             jobs = [(s, conv, seed) for s in active for conv, seed in self._requests(s)]
             params = cfg.sampling(0)
-            started, cpu = time.perf_counter(), time.process_time()
             # a list answer stops once its tool has enough (single-mode samples are one line each)
             stop_when = partial(self._enough, [s for s, _, _ in jobs]) if cfg.mode == "list" else None
             outputs = self._generate(
                 [conv for _, conv, _ in jobs], [seed for _, _, seed in jobs], params, stop_when
             )
-            self.generation_seconds += time.perf_counter() - started
-            self.generation_cpu_seconds += time.process_time() - cpu
             for (state, conv, seed), raw in zip(jobs, outputs, strict=True):
                 prefix = conv[-1]["content"] if conv[-1]["role"] == "assistant" else ""
                 self._accept(state, raw, seed, prefix)
             for s in active:
                 s.samples += sum(1 for st, _, _ in jobs if st is s)
                 s.rounds += 1
+
+    def _run_in_flight(
+        self, states: list[_ToolState], finished: Callable[[_ToolState], None], in_flight: int
+    ) -> None:
+        """Each tool through all its rounds on its own, ``in_flight`` tools at a time, in order.
+
+        Batches of tools would leave a slot idle from the moment its answer ends (early, once its tool
+        has enough) until the batch's longest answer ends; here the next tool takes the slot. llama.cpp
+        decodes 16 answers 1.7x faster per token than 4 on 2 cores (bench/RESULTS.md), so the slots are
+        worth keeping full. The first failure stops tools not yet started and is raised.
+        """
+        with ThreadPoolExecutor(in_flight, thread_name_prefix="syn-tool") as pool:
+            futures = [pool.submit(self._run_batch, [s], finished) for s in states]
+            _, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            for f in pending:
+                f.cancel()
+            for f in futures:
+                if f.done() and not f.cancelled():
+                    f.result()  # raises the first failure, after the tools in flight have finished
 
     def _generate(
         self,
@@ -275,7 +296,9 @@ class QueryGenerator:
         out = self.llm.generate_seeded(conversations, params, seeds, stop_when)
         counter = getattr(self.llm, "count_tokens", None)
         if counter is not None:
-            self.generated_tokens += counter(out)
+            tokens = counter(out)
+            with self._lock:
+                self.generated_tokens += tokens
         return out
 
     def run(self, tools: list[Mapping[str, Any]], checkpoint: Path) -> Iterator[dict[str, Any]]:
@@ -297,15 +320,23 @@ class QueryGenerator:
                 "failures": s.failures,
                 "samples": s.samples,
             }
-            writer.append([record])  # fsynced: a kill loses only the tools still in flight
-            done[record["tool_id"]] = record
-            self.tools_generated += 1
-            bar.update()
+            with self._lock:
+                writer.append([record])  # fsynced: a kill loses only the tools still in flight
+                done[record["tool_id"]] = record
+                self.tools_generated += 1
+                bar.update()
 
-        for start in range(0, len(todo), self.config.tools_per_batch):
-            chunk = todo[start : start + self.config.tools_per_batch]
-            states = [_ToolState(t, tool_seed(t["tool_id"], self.seed), [], []) for t in chunk]
-            self._run_batch(states, finished)
+        states = [_ToolState(t, tool_seed(t["tool_id"], self.seed), [], []) for t in todo]
+        started, cpu = time.perf_counter(), time.process_time()
+        in_flight = max(1, int(getattr(self.llm, "in_flight", 1)))
+        if in_flight > 1 and states:
+            self._run_in_flight(states, finished, in_flight)
+        else:
+            size = self.config.tools_per_batch
+            for start in range(0, len(states), size):
+                self._run_batch(states[start : start + size], finished)
+        self.generation_seconds += time.perf_counter() - started
+        self.generation_cpu_seconds += time.process_time() - cpu
         bar.close()
         for t in tools:
             yield done[t["tool_id"]]

@@ -56,6 +56,11 @@ class SamplingParams:
 class LLMClient(ABC):
     """A chat model that can generate text and score yes/no judgments."""
 
+    #: Independent calls this client serves at once (llama.cpp's slots, an HTTP client's pool). A caller
+    #: with independent units of work (Syn's tools) keeps this many calls going, one unit each, rather
+    #: than batching units into one call; 1 means the backend batches inside a call (transformers).
+    in_flight: int = 1
+
     @property
     @abstractmethod
     def model_id(self) -> str:

@@ -49,6 +49,7 @@ class OpenAILLM(LLMClient):
         self.base_url = base_url
         self.top_logprobs = top_logprobs
         self._client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+        self.in_flight = concurrency
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm")
         self._served: dict[str, Any] | None = None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import polars as pl
@@ -165,3 +167,77 @@ def test_an_answer_that_is_not_a_list_is_not_cut(tmp_path: Path) -> None:
     record = next(generator.run([tool], tmp_path / "ckpt.jsonl"))
     assert streaming.returned == [answer] and generator.stopped_early == 0
     assert [q["query"] for q in record["queries"]] == ["Find cheap flights from Lisbon to Rome on May 3."]
+
+
+class _PerTool(_Scripted):
+    """A list answer made from the tool named in the prompt and the seed; serves calls from many threads
+    at once (``in_flight``), tracks how many overlapped, and fails on the tool named ``fail``."""
+
+    def __init__(self, names: list[str], in_flight: int, fail: str | None = None) -> None:
+        super().__init__([])
+        self.names, self.in_flight, self.fail = names, in_flight, fail
+        self.lock, self.now, self.most = threading.Lock(), 0, 0
+
+    def generate_seeded(self, conversations, params, seeds, stop_when=None):  # type: ignore[no-untyped-def]
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.02)  # long enough for the other threads' calls to overlap this one
+        try:
+            out = []
+            for conv, seed in zip(conversations, seeds, strict=True):
+                prompt = " ".join(m["content"] for m in conv)
+                name = next(n for n in self.names if f"{n}-tool" in prompt)
+                if name == self.fail:
+                    raise RuntimeError(f"backend failed on {name}")
+                words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
+                out.append(
+                    "\n".join(
+                        f"{i}. Ask the {name} service about {words[(seed + i) % 7]} {words[(seed * i) % 7]}"
+                        f" records from {2000 + seed % 20 + i} onwards."
+                        for i in range(1, 4)
+                    )
+                )
+            return out
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def _per_tool_tools(n: int) -> list[dict[str, str]]:
+    names = [f"svc{i}" for i in range(n)]
+    return [
+        {"tool_id": f"test:kit:{name}", "name": f"{name}-tool", "description": f"Query the {name} records."}
+        for name in names
+    ]
+
+
+def test_tools_in_flight_give_the_rows_of_batches_and_keep_the_slots_busy(tmp_path: Path) -> None:
+    tools = _per_tool_tools(9)
+    names = [t["tool_id"].split(":")[-1] for t in tools]
+    config = GenerationConfig(queries_per_tool=3, mode="list", oversample=1.0, max_rounds=2)
+    batched, flying = _PerTool(names, in_flight=1), _PerTool(names, in_flight=4)
+    rows = list(QueryGenerator(batched, config, seed=3).run(tools, tmp_path / "batched.jsonl"))
+    generator = QueryGenerator(flying, config, seed=3)
+    rows_in_flight = list(generator.run(tools, tmp_path / "flying.jsonl"))
+    assert rows_in_flight == rows  # same queries, same failures, yielded in the tools' order
+    assert [r["tool_id"] for r in rows] == [t["tool_id"] for t in tools]
+    assert all(len(r["queries"]) == 3 for r in rows)
+    assert batched.most == 1 and flying.most == 4  # one call per tool, four tools at a time
+    assert generator.tools_generated == 9 and generator.generation_seconds > 0
+    assert sorted(read_checkpoint(tmp_path / "flying.jsonl")) == sorted(t["tool_id"] for t in tools)
+
+
+def test_a_failing_tool_in_flight_is_raised_and_finished_tools_stay_checkpointed(tmp_path: Path) -> None:
+    tools = _per_tool_tools(12)
+    names = [t["tool_id"].split(":")[-1] for t in tools]
+    config = GenerationConfig(queries_per_tool=3, mode="list", oversample=1.0, max_rounds=1)
+    llm = _PerTool(names, in_flight=2, fail="svc5")
+    checkpoint = tmp_path / "ckpt.jsonl"
+    with pytest.raises(RuntimeError, match="backend failed on svc5"):
+        list(QueryGenerator(llm, config).run(tools, checkpoint))
+    done = read_checkpoint(checkpoint)
+    assert {f"test:kit:svc{i}" for i in range(5)} <= set(done)  # started before the failure, kept
+    assert "test:kit:svc5" not in done and "test:kit:svc11" not in done  # never started after it
+    resumed = list(QueryGenerator(_PerTool(names, in_flight=2), config).run(tools, checkpoint))
+    assert [r["tool_id"] for r in resumed] == [t["tool_id"] for t in tools]
