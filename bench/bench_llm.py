@@ -2,7 +2,7 @@
 same prompts, one run; and the Syn generator choices by yield per CPU-second.
 
 Run: ``.venv/bin/python bench/bench_llm.py [--model Qwen/Qwen2.5-Coder-1.5B-Instruct] [--threads 1]
-[--requests 8] [--warmup 4] [--judgments 16] [--yield-tools 8] [--skip-transformers] [--openvino]``. Prints Markdown
+[--requests 8] [--slots 4] [--warmup 4] [--judgments 16] [--yield-tools 8] [--skip-transformers] [--openvino]``. Prints Markdown
 tables (copied into ``bench/results/llm.md``).
 
 - Requests: the Syn few-shot prompt of real crawled tools (~370 tokens), 40 new tokens, temperature 0.6.
@@ -16,6 +16,9 @@ tables (copied into ``bench/results/llm.md``).
 - llama.cpp runs twice, as Syn loads it (``workload="generate"``) and as Real's validator loads it
   (``workload="judge"``: without repacked weights on an AVX-512 build); the ratios compare requests with
   the first and judgments with the second, and P(yes) agreement is measured against the judge.
+  ``--slots`` (default 4) is the generator's: Syn runs it with 16 tools in flight
+  (``ecoagent.llm.llamacpp.GENERATE_SLOTS``), which only ``--requests`` of 16 or more fill; the judge
+  keeps its own 4 (``JUDGE_SLOTS``).
 - CPU-seconds are ``time.process_time()`` of this process (all its threads), so they do not count the
   waiting a busy machine adds; wall seconds are printed beside them.
 - P(yes) agreement: each backend's judgments against llama.cpp's on the same pairs (mean and largest
@@ -44,6 +47,7 @@ import polars as pl
 
 from ecoagent.config import MINILM, QWEN_CODER_0_5B, QWEN_CODER_1_5B, ModelConfig
 from ecoagent.llm import SamplingParams, make_llm
+from ecoagent.llm.llamacpp import JUDGE_SLOTS
 from ecoagent.summary import cpu_model, print_table
 
 
@@ -116,7 +120,10 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     for backend, batch, workload in [*backends, ("llamacpp", 0, "generate"), ("llamacpp", 0, "judge")]:
         models = ModelConfig(llm=args.model, llm_backend=backend)  # type: ignore[arg-type]
         options: dict[str, Any] = {"threads": args.threads}
-        options |= {"batch_size": batch} if backend == "transformers" else {"workload": workload}
+        if backend == "transformers":
+            options["batch_size"] = batch
+        else:
+            options |= {"workload": workload, "slots": args.slots if workload == "generate" else JUDGE_SLOTS}
         if backend == "transformers":
             from ecoagent.llm.llamacpp import resolve_gguf
 
@@ -134,7 +141,7 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
             [
                 f"{backend} (batch {batch})"
                 if batch
-                else f"llamacpp loaded as {ROLES[workload]} (4 slots, prompt cache; repacked weights "
+                else f"llamacpp loaded as {ROLES[workload]} ({client.slots} slots, prompt cache; repacked weights "
                 f"{'on' if client.info()['runtime_extra_buffers'] else 'off'})",
                 round(load_cpu, 1),
                 round(gen_cpu / len(convs), 2),
@@ -298,6 +305,7 @@ def main() -> None:
     parser.add_argument("--model", default=QWEN_CODER_1_5B)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument("--slots", type=int, default=4, help="llama.cpp's generator slots (Syn: 16)")
     parser.add_argument(
         "--warmup",
         type=int,
