@@ -1,14 +1,17 @@
-"""Encoding the catalog on a CPU: sentence-transformers batch sizes for the packaged encoders, one run.
+"""Encoding the catalog on a CPU: batch sizes and precisions for the packaged encoders, one run.
 
 Run: ``.venv/bin/python bench/bench_encode.py [--tools out/tools.parquet] [--docs 800] [--batches 64,32,16,8]
-[--models sentence-transformers/all-MiniLM-L6-v2,sentence-transformers/all-mpnet-base-v2]``. Prints a
-Markdown table (copied into ``bench/results/encode.md``).
+[--dtypes float32,bfloat16] [--models sentence-transformers/all-MiniLM-L6-v2,sentence-transformers/all-mpnet-base-v2]``.
+Prints a Markdown table (copied into ``bench/results/encode.md``).
 
 - Documents: ``--docs`` tool documents (``ecoagent.schemas.tool_document``) drawn at random (seed 0) from
   the crawled catalog, so the long tail of long descriptions is in the sample as it is in a build.
-- Each model encodes the same documents once per batch size, in the order given, after one untimed
-  warm-up call; ratios are against the first batch size (the pipeline's old default, 64), and
-  ``max abs diff`` is the largest coordinate difference from that row's vectors.
+- Each model encodes the same documents once per (dtype, batch size), in the order given, after one
+  untimed warm-up call per dtype; ratios are against the model's first row, ``max abs diff`` is the
+  largest coordinate difference from that row's vectors and ``min cos`` the lowest cosine to them.
+- ``bfloat16`` is torch's CPU autocast (``ecoagent.embeddings.precision``), what the embedding cache uses
+  where the CPU has AMX-BF16 or AVX512-BF16 (``ecoagent.embeddings.encode_dtype``); on a CPU without
+  native bf16 it is emulated and slow.
 - sentence-transformers sorts a call's texts by length, so only the longest batches are padded; on a CPU
   the padded attention of a big batch of long documents is what a smaller batch saves.
 - Threads: torch's default (the cores it sees). Compare rows of one run only: machines differ.
@@ -23,32 +26,39 @@ import numpy as np
 import polars as pl
 
 from ecoagent.config import MINILM, MPNET
+from ecoagent.embeddings import precision
 from ecoagent.models import load_encoder
 from ecoagent.schemas import tool_documents
 from ecoagent.summary import cpu_model, print_table
 
 
-def bench(model_name: str, docs: list[str], batches: list[int]) -> list[list[str]]:
+def bench(model_name: str, docs: list[str], batches: list[int], dtypes: list[str]) -> list[list[str]]:
     model = load_encoder(model_name)
-    model.encode(docs[:32], batch_size=16, show_progress_bar=False)  # warm-up: threads, allocator
     rows, base, base_wall = [], None, None
-    for bs in batches:
-        t0, c0 = time.perf_counter(), time.process_time()
-        emb = model.encode(docs, batch_size=bs, normalize_embeddings=True, show_progress_bar=False)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        if base is None:
-            base, base_wall = emb, wall
-        rows.append(
-            [
-                model_name.split("/")[-1],
-                str(bs),
-                f"{wall:.1f}",
-                f"{cpu:.1f}",
-                f"{len(docs) / wall:.1f}",
-                f"{base_wall / wall:.2f}x",
-                f"{float(np.abs(emb - base).max()):.1e}",
-            ]
-        )
+    for dtype in dtypes:
+        with precision(dtype):
+            model.encode(docs[:32], batch_size=16, show_progress_bar=False)  # warm-up: threads, kernels
+        for bs in batches:
+            t0, c0 = time.perf_counter(), time.process_time()
+            with precision(dtype):
+                emb = model.encode(docs, batch_size=bs, normalize_embeddings=True, show_progress_bar=False)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            emb = np.asarray(emb, dtype=np.float32)
+            if base is None:
+                base, base_wall = emb, wall
+            rows.append(
+                [
+                    model_name.split("/")[-1],
+                    dtype,
+                    str(bs),
+                    f"{wall:.1f}",
+                    f"{cpu:.1f}",
+                    f"{len(docs) / wall:.1f}",
+                    f"{base_wall / wall:.2f}x",
+                    f"{float(np.abs(emb - base).max()):.1e}",
+                    f"{float((emb * base).sum(axis=1).min()):.5f}",
+                ]
+            )
     return rows
 
 
@@ -57,6 +67,7 @@ def main() -> None:
     parser.add_argument("--tools", default="out/tools.parquet")
     parser.add_argument("--docs", type=int, default=800)
     parser.add_argument("--batches", default="64,32,16,8")
+    parser.add_argument("--dtypes", default="float32")
     parser.add_argument("--models", default=f"{MINILM},{MPNET}")
     args = parser.parse_args()
     documents = tool_documents(pl.read_parquet(args.tools))
@@ -67,8 +78,20 @@ def main() -> None:
     lengths = np.array([len(d.split()) for d in docs])
     print(f"CPU: {cpu_model()}; {len(docs)} of {len(documents)} catalog documents, words per document")
     print(f"median {np.median(lengths):.0f}, p90 {np.percentile(lengths, 90):.0f}, max {lengths.max()}\n")
-    header = ["model", "batch", "wall s", "CPU s", "docs/s", "speed vs first row", "max abs diff"]
-    print_table(header, [row for name in args.models.split(",") for row in bench(name, docs, batches)])
+    dtypes = args.dtypes.split(",")
+    header = [
+        "model",
+        "dtype",
+        "batch",
+        "wall s",
+        "CPU s",
+        "docs/s",
+        "speed vs first row",
+        "max abs diff",
+        "min cos",
+    ]
+    rows = [row for name in args.models.split(",") for row in bench(name, docs, batches, dtypes)]
+    print_table(header, rows)
 
 
 if __name__ == "__main__":

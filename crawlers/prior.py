@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ecoagent.embeddings import BATCH_SIZE
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
@@ -105,7 +107,7 @@ def consistency(
     names: Sequence[str],
     descriptions: Sequence[str],
     encoder: SentenceTransformer,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     cache: EmbeddingCache | None = None,
 ) -> np.ndarray:
     """cosine(SBERT(name), SBERT(description)), negatives clipped to 0.
@@ -123,7 +125,7 @@ def consistency(
     else:
         emb = encoder.encode(
             texts,
-            batch_size=batch_size,
+            batch_size=batch_size or BATCH_SIZE,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,

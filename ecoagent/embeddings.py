@@ -6,14 +6,21 @@ catalog alone costs minutes on 2 cores. ``embed`` computes a text once per encod
 later stage, build or shard reads it back. The cache is a SQLite file in ``ecoagent.models.cache_dir()``
 (stdlib, safe across processes) keyed by the encoder's identity and the text's sha256; values are the
 normalized float32 vectors. A different model or weights path is a different key, never a stale hit.
+
+On a CPU that multiplies bfloat16 natively (AMX-BF16 or AVX512-BF16) the cache encodes under torch's
+bfloat16 autocast (``encode_dtype``): all-mpnet-base-v2 over the catalog ran 2.0x faster on the Intel
+Xeon VM, its vectors within cosine 0.9999 of float32 (``bench/bench_encode.py --dtypes``). The dtype is
+part of the key, so float32 and bfloat16 vectors are never mixed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +34,72 @@ CACHE_FILE = "embeddings.sqlite"
 # 64 (one run), and all-mpnet-base-v2 took 615 s in a build against 777 s in the build before (1.26x); the
 # vectors agree to 2e-7 (bench/bench_encode.py, bench/results/encode.md).
 BATCH_SIZE = 8
+# Under the bfloat16 autocast the batch matters less for mpnet and more for MiniLM: over the catalog on the
+# Intel Xeon VM, all-mpnet-base-v2 took 132 / 130 / 139 s at 8 / 16 / 32 and all-MiniLM-L6-v2 33 / 25 / 21 s
+# (bench/results/encode.md). The cache encodes with the batch of its dtype unless a caller sets one.
+BATCH_SIZES = {"float32": BATCH_SIZE, "bfloat16": 32}
+
+DTYPE_ENV = "ECOAGENT_ENCODE_DTYPE"
+DTYPES = ("auto", "float32", "bfloat16")
+NATIVE_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return set()
+
+
+def encode_dtype() -> str:
+    """``float32`` or ``bfloat16``: the precision the cache encodes in on this machine.
+
+    ``$ECOAGENT_ENCODE_DTYPE`` (``auto``, ``float32``, ``bfloat16``) decides; ``auto`` (the default) picks
+    bfloat16 only where the CPU has native bf16 arithmetic and no GPU is visible (the autocast is torch's
+    CPU one), since emulated bf16 on an AVX2 CPU is slower than float32.
+    """
+    choice = os.environ.get(DTYPE_ENV, "auto").strip().lower() or "auto"
+    if choice not in DTYPES:
+        raise ValueError(f"{DTYPE_ENV}={choice!r}: expected one of {', '.join(DTYPES)}")
+    if choice != "auto":
+        return choice
+    if not _cpu_flags() & set(NATIVE_BF16_FLAGS):
+        return "float32"
+    import torch
+
+    return "float32" if torch.cuda.is_available() else "bfloat16"
+
+
+@contextlib.contextmanager
+def precision(dtype: str) -> Iterator[None]:
+    """Run the encoder calls inside under ``dtype`` (bfloat16: torch's CPU autocast; float32: as is)."""
+    if dtype == "float32":
+        yield
+        return
+    import torch
+
+    with torch.autocast("cpu", dtype=getattr(torch, dtype)):
+        yield
 
 
 class EmbeddingCache:
-    """Normalized embeddings of texts under one encoder identity."""
+    """Normalized embeddings of texts under one encoder identity, computed in ``dtype``.
 
-    def __init__(self, path: Path, encoder_key: str) -> None:
+    ``dtype`` defaults to ``encode_dtype()``; a bfloat16 cache stores under ``encoder_key + "|dtype=bfloat16"``
+    (float32 keys are the bare identity, as before the dtype existed).
+    """
+
+    def __init__(self, path: Path, encoder_key: str, dtype: str | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.encoder_key = encoder_key
+        self.dtype = dtype or encode_dtype()
+        if self.dtype not in DTYPES[1:]:
+            raise ValueError(f"dtype {self.dtype!r}: expected float32 or bfloat16")
+        self.encoder_key = encoder_key if self.dtype == "float32" else f"{encoder_key}|dtype={self.dtype}"
         with self._connect() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS emb (model TEXT, sha TEXT, vec BLOB, PRIMARY KEY (model, sha))"
@@ -48,11 +112,12 @@ class EmbeddingCache:
     def _sha(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def encode(self, texts: Sequence[str], encoder: Any, batch_size: int = BATCH_SIZE) -> np.ndarray:
+    def encode(self, texts: Sequence[str], encoder: Any, batch_size: int | None = None) -> np.ndarray:
         """Embeddings of ``texts`` (rows in order), encoding only those not cached yet.
 
         ``encoder`` is a sentence-transformers model or a zero-argument function that loads one; the
         function is called only when some text is missing, so a full hit never loads a model.
+        ``batch_size`` defaults to ``BATCH_SIZES[dtype]``.
         """
         shas = [self._sha(t) for t in texts]
         found: dict[str, np.ndarray] = {}
@@ -68,13 +133,15 @@ class EmbeddingCache:
         if missing:
             if not hasattr(encoder, "encode"):
                 encoder = encoder()
-            new = encoder.encode(
-                [texts[i] for i in missing],
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            ).astype(np.float32)
+            with precision(self.dtype):
+                new = encoder.encode(
+                    [texts[i] for i in missing],
+                    batch_size=batch_size or BATCH_SIZES[self.dtype],
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            new = np.asarray(new, dtype=np.float32)  # the autocast's output is float32 and normalized
             with self._connect() as db:
                 db.executemany(
                     "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
@@ -110,14 +177,14 @@ def static_encoder_key(name: str) -> str | None:
 
 
 def embed(
-    model_name: str, texts: Sequence[str], batch_size: int = BATCH_SIZE, cache: Path | None = None
+    model_name: str, texts: Sequence[str], batch_size: int | None = None, cache: Path | None = None
 ) -> np.ndarray:
     """L2-normalized float32 embeddings of ``texts`` by a packaged encoder, each text encoded at most once.
 
     Args:
         model_name: hub name or packaged alias (``ecoagent.models.load_encoder``).
         texts: rows of the result, in order; must not be empty.
-        batch_size: texts per encoder call.
+        batch_size: texts per encoder call (default: the cache's, ``BATCH_SIZES`` by dtype).
         cache: the SQLite file (default ``cache_dir()/embeddings.sqlite``, shared by all stages).
     """
     if not texts:

@@ -22,7 +22,7 @@ import polars as pl
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.bootstrap import stratified_interval
 from ecoagent.config import SMOLLM2, Profile
-from ecoagent.embeddings import embed
+from ecoagent.embeddings import embed, encode_dtype
 from ecoagent.models import canonical
 from ecoagent.schemas import tool_documents, validate_tools
 from generators.dedup import MinHashConfig, MinHashDeduper
@@ -192,6 +192,8 @@ def run(
         "max_tools": limit,
         "splits": f"query+tool {RATIOS}",  # a changed ratio must redo the splits
         "yield_encoders": [profile.models.sbert, profile.models.recall_encoder],
+        # bfloat16 on CPUs with native bf16 (ecoagent.embeddings): yield and negatives rest on these vectors
+        "encode_dtype": encode_dtype(),
         "dedup": str(dedup_config),
         "negatives": str(neg_config),
         "equivalence": str(equiv_rule),
@@ -401,6 +403,7 @@ def run(
             f"of all {tools.height} tools; reported for two packaged encoders. No retriever filtered the "
             "queries (round-trip filtering would favour that encoder on the test split)",
             "target": "median >= 7 of 10 per tool (MiniLM, own tool only)",
+            "encode_dtype": config["encode_dtype"],
             "with_equivalents": "the same count when the top 10 holds the query's own tool or one of its "
             "cross-platform equivalents, the true tools the evaluation scores Syn queries against",
             "not_naming_tool": "the same count over the queries that do not name their tool (an encoder "

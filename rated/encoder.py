@@ -159,11 +159,12 @@ class DualEncoder:
         )
         return np.ascontiguousarray(out, dtype=np.float32)
 
-    def encode_tools(self, documents: Sequence[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
+    def encode_tools(self, documents: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """Tool-tower embeddings of tool documents (``ecoagent.schemas.tool_document``), through the
-        shared embedding cache when the tower's weights have a ``tools_key``."""
+        shared embedding cache when the tower's weights have a ``tools_key`` (in the cache's precision and
+        batch, ``ecoagent.embeddings``; float32 in batches of ``BATCH_SIZE`` otherwise)."""
         if self.tools_key is None or not documents or not self.frozen:
-            return self._encode_documents(list(documents), batch_size)
+            return self._encode_documents(list(documents), batch_size or BATCH_SIZE)
         store = EmbeddingCache(cache_dir() / CACHE_FILE, self.tools_key)
         return np.ascontiguousarray(store.encode(list(documents), _DocumentTower(self), batch_size))
 

@@ -18,6 +18,9 @@ from ecoagent.config import default_mirror
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# float32 embeddings everywhere, on every CPU: tests compare cached with freshly computed vectors to 1e-6;
+# the bfloat16 path an AMX or AVX512-BF16 machine takes in a build is tested explicitly (test_embeddings)
+os.environ.setdefault("ECOAGENT_ENCODE_DTYPE", "float32")
 
 
 def _is_loopback(address: object) -> bool:

@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import Profile
+from ecoagent.embeddings import encode_dtype
 from ecoagent.progress import Progress
 from rated.evaluation import dynamic, offline, report
 from rated.evaluation.baselines import (
@@ -742,6 +743,7 @@ def run(
     _encode_all(inputs, models)
     config["rated_config"] = models["config"].to_dict()
     config["fingerprint"] = fp
+    config["encode_dtype"] = encode_dtype()  # catalog vectors: bfloat16 on CPUs with native bf16
     write_json(eval_dir / "config.json", config)
     timings["load + encode"] = time.perf_counter() - t0
     timings.update(

@@ -77,10 +77,11 @@ class DenseRetriever:
 
     Args:
         model_name: hub name or packaged alias.
-        batch_size: texts per encoder call.
+        batch_size: texts per encoder call (default: ``BATCH_SIZE`` for queries, the embedding cache's
+            own for the catalog).
     """
 
-    def __init__(self, model_name: str, batch_size: int = BATCH_SIZE) -> None:
+    def __init__(self, model_name: str, batch_size: int | None = None) -> None:
         self.model_name = model_name
         self.name = model_name.split("/")[-1]
         self.batch_size = batch_size
@@ -91,7 +92,10 @@ class DenseRetriever:
         model = load_encoder(self.model_name)
         return np.asarray(
             model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+                list(texts),
+                batch_size=self.batch_size or BATCH_SIZE,
+                normalize_embeddings=True,
+                show_progress_bar=False,
             ),
             dtype=np.float32,
         )

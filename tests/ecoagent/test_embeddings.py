@@ -1,0 +1,66 @@
+"""The shared embedding cache's precision: float32 by default in tests, bfloat16 where a CPU has it."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import polars as pl
+import pytest
+
+from ecoagent import embeddings, models
+from ecoagent.config import MINILM
+from ecoagent.embeddings import DTYPE_ENV, EmbeddingCache, encode_dtype, static_encoder_key
+from ecoagent.schemas import tool_documents
+
+
+@pytest.fixture(scope="module")
+def minilm():  # noqa: ANN201 - a SentenceTransformer
+    return models.load_encoder(MINILM)
+
+
+@pytest.fixture(scope="module")
+def docs(crawled_out) -> list[str]:
+    """Forty real catalog documents, the long tail included (longest first)."""
+    documents = tool_documents(pl.read_parquet(crawled_out / "tools.parquet"))
+    return sorted(documents, key=len, reverse=True)[:10] + documents[:30]
+
+
+def test_env_decides_and_auto_needs_native_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DTYPE_ENV, "bfloat16")
+    assert encode_dtype() == "bfloat16"
+    monkeypatch.setenv(DTYPE_ENV, "float32")
+    assert encode_dtype() == "float32"
+    monkeypatch.setenv(DTYPE_ENV, "auto")
+    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: {"avx2", "avx512f"})
+    assert encode_dtype() == "float32"  # AVX2 / plain AVX-512: bf16 would be emulated, slower
+    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: {"avx2", "amx_bf16"})
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    assert encode_dtype() == "bfloat16"
+    monkeypatch.setenv(DTYPE_ENV, "fp8")
+    with pytest.raises(ValueError, match=f"{DTYPE_ENV}='fp8'"):
+        encode_dtype()
+
+
+def test_bfloat16_vectors_agree_and_never_mix_with_float32(tmp_path, minilm, docs) -> None:
+    path, key = tmp_path / "emb.sqlite", static_encoder_key(MINILM)
+    full = EmbeddingCache(path, key, "float32").encode(docs, minilm)
+    half_cache = EmbeddingCache(path, key, "bfloat16")
+    assert half_cache.encoder_key == f"{key}|dtype=bfloat16"
+    half = half_cache.encode(docs, minilm)
+    assert half.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(half, axis=1), 1.0, atol=1e-5)
+    cos = (full * half).sum(axis=1)
+    assert cos.min() > 0.999  # the same vectors to bf16 rounding...
+    assert np.abs(full - half).max() > 1e-6  # ...but computed in bf16, not read from the float32 rows
+    # each dtype reads back its own rows; a full hit never calls the loader
+    again = EmbeddingCache(path, key, "bfloat16").encode(docs, lambda: pytest.fail("loaded on a hit"))
+    np.testing.assert_array_equal(again, half)
+    with sqlite3.connect(path) as db:
+        counts = dict(db.execute("SELECT model, COUNT(*) FROM emb GROUP BY model").fetchall())
+    assert counts == {key: len(set(docs)), f"{key}|dtype=bfloat16": len(set(docs))}
+
+
+def test_unknown_dtype_is_refused(tmp_path) -> None:
+    with pytest.raises(ValueError, match="float16"):
+        EmbeddingCache(tmp_path / "emb.sqlite", "k", "float16")
