@@ -31,9 +31,8 @@ from ecoagent.embeddings import CACHE_FILE, EmbeddingCache, static_encoder_key
 from ecoagent.models import cache_dir, load_encoder
 from ecoagent.schemas import tool_documents
 from ecoagent.summary import cpu_model, print_table
+from generators.pipeline import TOP_K
 from generators.retrieval import self_ranks
-
-TOP_K = 10
 
 
 def main() -> None:

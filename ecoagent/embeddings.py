@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ecoagent.summary import cpu_flags
+
 CACHE_FILE = "embeddings.sqlite"
 
 # Texts per forward pass. sentence-transformers sorts a call's texts by length, so only the long tail's
@@ -44,17 +46,6 @@ DTYPES = ("auto", "float32", "bfloat16")
 NATIVE_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.partition(":")[2].split())
-    except OSError:
-        pass
-    return set()
-
-
 def encode_dtype() -> str:
     """``float32`` or ``bfloat16``: the precision the cache encodes in on this machine.
 
@@ -67,7 +58,7 @@ def encode_dtype() -> str:
         raise ValueError(f"{DTYPE_ENV}={choice!r}: expected one of {', '.join(DTYPES)}")
     if choice != "auto":
         return choice
-    if not _cpu_flags() & set(NATIVE_BF16_FLAGS):
+    if not cpu_flags() & set(NATIVE_BF16_FLAGS):
         return "float32"
     import torch
 

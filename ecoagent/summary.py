@@ -40,15 +40,28 @@ def cpu_model() -> str:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
     except OSError:
         out = ""
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    cpuinfo = _cpuinfo()
     name = _field(out, "model name") or _field(cpuinfo, "model name") or "unknown CPU"
     family, model = _field(cpuinfo, "cpu family"), _field(cpuinfo, "model")
-    flags = set((_field(cpuinfo, "flags") or "").split())
+    flags = cpu_flags(cpuinfo)
     isa = next((f for f in ("amx_bf16", "avx512_bf16", "avx512f", "avx2") if f in flags), None)
     details = ", ".join(
         part for part in (family and f"cpu family {family}", model and f"model {model}", isa) if part
     )
     return f"{name} ({details})" if details else name
+
+
+def _cpuinfo() -> str:
+    path = Path("/proc/cpuinfo")
+    try:
+        return path.read_text()
+    except OSError:  # not Linux
+        return ""
+
+
+def cpu_flags(cpuinfo: str | None = None) -> set[str]:
+    """The CPU's feature flags from /proc/cpuinfo (``avx2``, ``amx_bf16``, ...); empty where it is absent."""
+    return set((_field(_cpuinfo() if cpuinfo is None else cpuinfo, "flags") or "").split())
 
 
 def _field(text: str, key: str) -> str | None:

@@ -462,7 +462,12 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
     diff = max(
         float(np.abs(reloaded.encode_queries(probe_q) - trained.encode_queries(probe_q)).max()),
         # uncached and in float32 on both sides: the cache may encode in bfloat16 (ecoagent.embeddings)
-        float(np.abs(reloaded._encode_documents(probe_t, 8) - trained._encode_documents(probe_t, 8)).max()),
+        float(
+            np.abs(
+                reloaded._encode_documents(probe_t, BATCH_SIZE)
+                - trained._encode_documents(probe_t, BATCH_SIZE)
+            ).max()
+        ),
     )
     if diff > 1e-4:
         raise RuntimeError(f"the saved model does not reproduce the trained one (max diff {diff:.2e})")

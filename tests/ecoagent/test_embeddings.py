@@ -32,9 +32,9 @@ def test_env_decides_and_auto_needs_native_bf16(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv(DTYPE_ENV, "float32")
     assert encode_dtype() == "float32"
     monkeypatch.setenv(DTYPE_ENV, "auto")
-    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: {"avx2", "avx512f"})
+    monkeypatch.setattr(embeddings, "cpu_flags", lambda: {"avx2", "avx512f"})
     assert encode_dtype() == "float32"  # AVX2 / plain AVX-512: bf16 would be emulated, slower
-    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: {"avx2", "amx_bf16"})
+    monkeypatch.setattr(embeddings, "cpu_flags", lambda: {"avx2", "amx_bf16"})
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
     assert encode_dtype() == "bfloat16"
     monkeypatch.setenv(DTYPE_ENV, "fp8")
