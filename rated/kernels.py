@@ -120,3 +120,50 @@ def linucb_refresh(row, A, b, cache):  # pragma: no cover - compiled
     for j in range(n):
         cache[row, n + j] = one / A[row, j]
         cache[row, j] = b[row, j] * cache[row, n + j]
+
+
+@numba.njit(cache=True, nogil=True)
+def full_linucb_scores(idx, x, slot, Vinv, theta, prior, alpha, lam, out):  # pragma: no cover - compiled
+    """``out[k]`` = D-LinUCB score of tool ``idx[k]`` with the full matrix (the simulation's baseline,
+    ``rated.evaluation.baselines.FullLinUCB``): ``theta . x + alpha sqrt(x^T V^-1 x)``, or the cold
+    start's ``prior + alpha |x| / sqrt(lam)`` for a tool with no slot. Float64 throughout.
+
+    Returns 0, or -1 (and leaves ``out`` unfinished) when a tool index is out of range.
+    """
+    d = x.shape[0]
+    n = slot.shape[0]
+    norm2 = 0.0
+    for j in range(d):
+        norm2 += x[j] * x[j]
+    for k in range(idx.shape[0]):
+        if idx[k] < 0 or idx[k] >= n:
+            return -1
+        s = slot[idx[k]]
+        if s < 0:
+            out[k] = prior[idx[k]] + alpha * math.sqrt(norm2 / lam)
+            continue
+        mean = 0.0
+        width = 0.0
+        for i in range(d):
+            mean += theta[s, i] * x[i]
+            row = 0.0
+            for j in range(d):
+                row += Vinv[s, i, j] * x[j]
+            width += x[i] * row
+        out[k] = mean + alpha * math.sqrt(max(width, 0.0))
+    return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def full_linucb_update(s, x, reward, V, b, Vinv, theta, gamma, reg):  # pragma: no cover - compiled
+    """Slot ``s``: ``V <- gamma V + x x^T + reg I``, ``b <- gamma b + reward x``, then ``V^-1`` and
+    ``theta = V^-1 b`` (one LAPACK inverse, O(d^3): what RATED's diagonal avoids)."""
+    d = x.shape[0]
+    for i in range(d):
+        b[s, i] = gamma * b[s, i] + reward * x[i]
+        for j in range(d):
+            V[s, i, j] = gamma * V[s, i, j] + x[i] * x[j]
+        V[s, i, i] += reg
+    inv = np.linalg.inv(V[s])
+    Vinv[s] = inv
+    theta[s] = inv @ b[s]

@@ -32,6 +32,7 @@ import numpy as np
 from rated.evaluation.candidates import CandidateLists
 from rated.evaluation.simulator import Feedback
 from rated.fusion import fuse_unchecked
+from rated.kernels import full_linucb_scores, full_linucb_update
 
 PAPER_WEIGHTS = (0.75, 0.15, 0.10)
 
@@ -479,15 +480,21 @@ class FullLinUCB(_WarmablePolicy):
         return np.hstack([z, np.ones((z.shape[0], 1))]) / np.sqrt(2.0)
 
     def clear(self) -> None:
-        self.V: dict[int, np.ndarray] = {}
-        self.Vinv: dict[int, np.ndarray] = {}
-        self.b: dict[int, np.ndarray] = {}
+        # Per-tool state in slots of stacked arrays (a slot on a tool's first update) that the compiled
+        # kernels of rated.kernels read and update in place.
+        self.slot = np.full(self.prior.size, -1, dtype=np.int64)
+        self.V, self.Vinv = np.empty((0, self.dim, self.dim)), np.empty((0, self.dim, self.dim))
+        self.b, self.theta = np.empty((0, self.dim)), np.empty((0, self.dim))
+        self.used = 0
 
     def snapshot(self) -> object:
-        return tuple({t: v.copy() for t, v in d.items()} for d in (self.V, self.Vinv, self.b))
+        n = self.used
+        return self.slot.copy(), n, *(a[:n].copy() for a in (self.V, self.Vinv, self.b, self.theta))
 
     def restore(self, state: object) -> None:
-        self.V, self.Vinv, self.b = ({t: v.copy() for t, v in d.items()} for d in state)  # type: ignore[attr-defined]
+        slot, n, *arrays = state  # type: ignore[misc]
+        self.slot, self.used = slot.copy(), n
+        self.V, self.Vinv, self.b, self.theta = (a.copy() for a in arrays)
 
     def _cold(self, tool: int) -> tuple[np.ndarray, np.ndarray]:
         b = np.zeros(self.dim)
@@ -496,12 +503,10 @@ class FullLinUCB(_WarmablePolicy):
 
     def ucb(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
         out = np.empty(idx.size)
-        for k, tool in enumerate(idx.tolist()):
-            if tool in self.V:
-                vinv, b = self.Vinv[tool], self.b[tool]
-                out[k] = float(x @ vinv @ b) + self.alpha * np.sqrt(max(float(x @ vinv @ x), 0.0))
-            else:
-                out[k] = self.prior[tool] + self.alpha * np.sqrt(float(x @ x) / self.lam)
+        if full_linucb_scores(
+            idx, x, self.slot, self.Vinv, self.theta, self.prior, self.alpha, self.lam, out
+        ):
+            raise IndexError(f"a candidate tool index is outside 0..{self.slot.size - 1}: {idx.tolist()}")
         return out
 
     def rescore(self, query: int, idx: np.ndarray, sem: np.ndarray) -> np.ndarray:
@@ -522,10 +527,25 @@ class FullLinUCB(_WarmablePolicy):
 
     def update(self, tool: int, x: np.ndarray, reward: float) -> None:
         """One discounted update of ``tool`` for context ``x`` (from ``context``)."""
-        V, b = (self.V[tool], self.b[tool]) if tool in self.V else self._cold(tool)
-        V = self.gamma * V + np.outer(x, x) + (1.0 - self.gamma) * self.lam * np.eye(self.dim)
-        b = self.gamma * b + reward * x
-        self.V[tool], self.b[tool], self.Vinv[tool] = V, b, np.linalg.inv(V)
+        s = int(self.slot[tool])
+        if s < 0:
+            s = self._new_slot(tool)
+            self.V[s], self.b[s] = self._cold(tool)
+        reg = (1.0 - self.gamma) * self.lam
+        full_linucb_update(s, x, reward, self.V, self.b, self.Vinv, self.theta, self.gamma, reg)
+
+    def _new_slot(self, tool: int) -> int:
+        if self.used == len(self.V):  # grow by doubling: amortized O(1) per new tool
+            grow = max(16, len(self.V))
+            self.V, self.Vinv = (
+                np.concatenate([a, np.empty((grow, self.dim, self.dim))]) for a in (self.V, self.Vinv)
+            )
+            self.b, self.theta = (
+                np.concatenate([a, np.empty((grow, self.dim))]) for a in (self.b, self.theta)
+            )
+        self.slot[tool] = self.used
+        self.used += 1
+        return self.used - 1
 
 
 def static_policies(

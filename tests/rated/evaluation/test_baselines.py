@@ -160,3 +160,49 @@ def test_sliding_window_forgets_after_w_calls(toy_pool: QueryPool, toy_candidate
     for ok in (False, False, False, True, True, True):
         policy.observe(0, 0, 0, ok, not ok)
     assert list(policy.history[0]) == [1.0, 1.0, 1.0]
+
+
+def test_full_linucb_scores_are_the_d_linucb_formula() -> None:
+    # A small world worked by hand: V and b follow the discounted recursion from the prior's cold start,
+    # and every candidate scores theta . x + alpha sqrt(x^T V^-1 x) (or the cold start's value).
+    rng = np.random.default_rng(3)
+    n_tools, dim, gamma, lam, alpha = 20, 4, 0.9, 1.0, 0.3
+    emb = rng.normal(size=(5, 8))
+    prior = rng.random(n_tools)
+    cands = CandidateLists(np.tile(np.arange(n_tools), (5, 1)), np.ones((5, n_tools)))
+    policy = FullLinUCB(cands, emb, prior, dim=dim, alpha=alpha, gamma=gamma, lam=lam)
+    policy.reset(np.zeros(n_tools, dtype=np.int64))
+    ctx = policy.context(emb)
+    d = dim + 1
+    V = {t: lam * np.eye(d) for t in range(n_tools)}
+    b = {t: np.r_[np.zeros(dim), lam * prior[t] * np.sqrt(2.0)] for t in range(n_tools)}
+    touched = set()
+    for step in range(120):  # tools 0-17 get updates (more than one growth of the slots), 18-19 never do
+        tool, q, reward = int(rng.integers(0, 18)), int(rng.integers(0, 5)), float(rng.random() < 0.6)
+        policy.observe(step, q, tool, bool(reward), not reward)
+        touched.add(tool)
+        x = ctx[q]
+        V[tool] = gamma * V[tool] + np.outer(x, x) + (1 - gamma) * lam * np.eye(d)
+        b[tool] = gamma * b[tool] + reward * x
+    for q in range(5):
+        x = ctx[q]
+        expected = [
+            np.linalg.solve(V[t], b[t]) @ x + alpha * np.sqrt(x @ np.linalg.solve(V[t], x))
+            for t in range(n_tools)
+        ]
+        np.testing.assert_allclose(policy.ucb(np.arange(n_tools), x), expected, rtol=1e-9)
+        assert policy.ucb(np.array([19]), x)[0] == pytest.approx(prior[19] + alpha * np.sqrt(x @ x / lam))
+    state = policy.snapshot()
+    policy.observe(120, 0, 19, True, False)  # a new tool after the snapshot takes a fresh slot
+    policy.restore(state)
+    np.testing.assert_allclose(
+        policy.ucb(np.arange(n_tools), ctx[0])[:18],
+        [
+            np.linalg.solve(V[t], b[t]) @ ctx[0] + alpha * np.sqrt(ctx[0] @ np.linalg.solve(V[t], ctx[0]))
+            for t in range(18)
+        ],
+        rtol=1e-9,
+    )
+    assert policy.slot[19] == -1 and policy.used == len(touched) > 16
+    with pytest.raises(IndexError, match="outside 0..19"):
+        policy.ucb(np.array([3, 20]), ctx[0])
