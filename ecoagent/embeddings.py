@@ -36,10 +36,19 @@ CACHE_FILE = "embeddings.sqlite"
 # 64 (one run), and all-mpnet-base-v2 took 615 s in a build against 777 s in the build before (1.26x); the
 # vectors agree to 2e-7 (bench/bench_encode.py, bench/results/encode.md).
 BATCH_SIZE = 8
-# Under the bfloat16 autocast the batch matters less for mpnet and more for MiniLM: over the catalog on the
-# Intel Xeon VM, all-mpnet-base-v2 took 132 / 130 / 139 s at 8 / 16 / 32 and all-MiniLM-L6-v2 33 / 25 / 21 s
-# (bench/results/encode.md). The cache encodes with the batch of its dtype unless a caller sets one.
-BATCH_SIZES = {"float32": BATCH_SIZE, "bfloat16": 32}
+# Under the bfloat16 autocast the best batch depends on the CPU. With AMX (the Intel Xeon VM) MiniLM ran
+# 1.56x faster at 32 than at 8 over the catalog and mpnet about the same (132 / 130 / 139 s at 8 / 16 / 32);
+# with AVX512-BF16 alone (a Zen 4 EPYC) 8 was the fastest for both, by 1.14x (MiniLM) and 1.37x (mpnet)
+# over 32 on 800 documents (bench/results/encode.md). The cache encodes with ``default_batch_size(dtype)``
+# unless a caller sets one.
+AMX_BATCH_SIZE = 32
+
+
+def default_batch_size(dtype: str) -> int:
+    """Texts per encoder call for ``dtype`` on this CPU: 32 under bfloat16 where AMX tiles do the
+    matrix products, else ``BATCH_SIZE``."""
+    return AMX_BATCH_SIZE if dtype == "bfloat16" and "amx_bf16" in cpu_flags() else BATCH_SIZE
+
 
 DTYPE_ENV = "ECOAGENT_ENCODE_DTYPE"
 DTYPES = ("auto", "float32", "bfloat16")
@@ -108,7 +117,7 @@ class EmbeddingCache:
 
         ``encoder`` is a sentence-transformers model or a zero-argument function that loads one; the
         function is called only when some text is missing, so a full hit never loads a model.
-        ``batch_size`` defaults to ``BATCH_SIZES[dtype]``.
+        ``batch_size`` defaults to ``default_batch_size(dtype)``.
         """
         shas = [self._sha(t) for t in texts]
         found: dict[str, np.ndarray] = {}
@@ -127,7 +136,7 @@ class EmbeddingCache:
             with precision(self.dtype):
                 new = encoder.encode(
                     [texts[i] for i in missing],
-                    batch_size=batch_size or BATCH_SIZES[self.dtype],
+                    batch_size=batch_size or default_batch_size(self.dtype),
                     normalize_embeddings=True,
                     convert_to_numpy=True,
                     show_progress_bar=False,
@@ -175,7 +184,7 @@ def embed(
     Args:
         model_name: hub name or packaged alias (``ecoagent.models.load_encoder``).
         texts: rows of the result, in order; must not be empty.
-        batch_size: texts per encoder call (default: the cache's, ``BATCH_SIZES`` by dtype).
+        batch_size: texts per encoder call (default: ``default_batch_size`` of the cache's dtype).
         cache: the SQLite file (default ``cache_dir()/embeddings.sqlite``, shared by all stages).
     """
     if not texts:

@@ -42,6 +42,14 @@ def test_env_decides_and_auto_needs_native_bf16(monkeypatch: pytest.MonkeyPatch)
         encode_dtype()
 
 
+def test_batch_of_32_only_under_bf16_on_amx(monkeypatch: pytest.MonkeyPatch) -> None:
+    # measured: with AMX batch 32 was fastest under bf16; with AVX512-BF16 alone (Zen 4) batch 8 was
+    monkeypatch.setattr(embeddings, "cpu_flags", lambda: {"avx512f", "avx512_bf16", "amx_bf16"})
+    assert (embeddings.default_batch_size("bfloat16"), embeddings.default_batch_size("float32")) == (32, 8)
+    monkeypatch.setattr(embeddings, "cpu_flags", lambda: {"avx512f", "avx512_bf16"})
+    assert (embeddings.default_batch_size("bfloat16"), embeddings.default_batch_size("float32")) == (8, 8)
+
+
 def test_bfloat16_vectors_agree_and_never_mix_with_float32(tmp_path, minilm, docs) -> None:
     path, key = tmp_path / "emb.sqlite", static_encoder_key(MINILM)
     full = EmbeddingCache(path, key, "float32").encode(docs, minilm)
