@@ -16,6 +16,8 @@ import numpy as np
 
 from ecoagent.topk import top_k, top_k_dot
 
+WARM_DEPTH = 4  # warm-up pairs keep their top 4K over the catalog: runs with late arrivals filter it
+
 
 class RatedPolicy:
     """One RATED variant as a simulation policy: rank with the fused score, learn from the chosen tool.
@@ -62,19 +64,53 @@ class RatedPolicy:
         self.warm_up_stats: dict[str, float] = {}
 
     def _warm_up_model(
-        self, model: Any, emb: np.ndarray, relevant: Sequence[frozenset[int]]
+        self,
+        model: Any,
+        emb: np.ndarray,
+        relevant: Sequence[frozenset[int]],
+        candidates: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> dict[str, float]:
+        """Replay the warm-up pairs on ``model``; ``candidates`` is each pair's top-K over its index
+        (computed here when not given)."""
         emb = np.ascontiguousarray(emb, dtype=np.float32)
-        idx_all, sem_all = top_k_dot(emb, model.index.embeddings, self.k) if len(emb) else (None, None)
+        if candidates is None and len(emb):
+            candidates = top_k_dot(emb, model.index.embeddings, self.k)
         hits = 0
         for n, rel in enumerate(relevant):
-            idx, sem = idx_all[n], sem_all[n]
+            idx, sem = candidates[0][n], candidates[1][n]  # type: ignore[index]
             tool = int(idx[model.bandits.fused(idx, sem, emb[n], self._weights)[1]])
             ok = tool in rel
             hits += ok
             model.feedback_embedding(tool, emb[n], ok)
         n = len(relevant)
         return {"pairs": n, "successes": hits, "success_rate": hits / n if n else 0.0}
+
+    def _warm_candidates(self, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The warm-up pairs' top-K over the ``present`` tools only, in live rows (their rank among the
+        present ones), read off the deeper top-``WARM_DEPTH`` over the whole catalog kept by ``warm_up``.
+
+        The same lists as a search of the present tools' index: the deep list is ordered by (score,
+        catalog row), live rows keep the catalog's row order, and a present tool outside the deep list
+        scores below every tool in it. A pair with fewer than K present tools in its deep list is
+        searched again over the present tools. Every run with late arrivals starts this way, and a
+        search of the step-0 catalog per run was half of those scenarios' time.
+        """
+        emb = self._warm[0]  # type: ignore[index]
+        deep_idx, deep_sem = self._warm_deep  # type: ignore[misc]
+        width = min(self.k, present.size)
+        local = np.full(len(self.model.index), -1, dtype=np.int64)
+        local[present] = np.arange(present.size)
+        keep = local[deep_idx] >= 0
+        full = keep.sum(axis=1) >= width
+        keep &= (np.cumsum(keep, axis=1) <= width) & full[:, None]
+        idx = np.zeros((len(emb), width), dtype=np.int64)
+        sem = np.zeros((len(emb), width), dtype=deep_sem.dtype)
+        idx[full] = local[deep_idx[keep]].reshape(-1, width)
+        sem[full] = deep_sem[keep].reshape(-1, width)
+        short = np.flatnonzero(~full)
+        if short.size:
+            idx[short], sem[short] = top_k_dot(emb[short], self.model.index.embeddings[present], width)
+        return idx, sem
 
     def warm_up(self, pairs_emb: np.ndarray, relevant: Sequence[frozenset[int]]) -> dict[str, float]:
         """``RATED.warm_up`` on (embedding, true tools) pairs from the cold state, every tool available:
@@ -84,7 +120,10 @@ class RatedPolicy:
         """
         self.model.bandits.load_state_dict(self._cold)
         self._warm = (np.ascontiguousarray(pairs_emb, dtype=np.float32), list(relevant))
-        self.warm_up_stats = self._warm_up_model(self.model, *self._warm)
+        deep = top_k_dot(self._warm[0], self.model.index.embeddings, WARM_DEPTH * self.k)
+        self._warm_deep = deep
+        head = (deep[0][:, : self.k], deep[1][:, : self.k])
+        self.warm_up_stats = self._warm_up_model(self.model, *self._warm, candidates=head)
         self._snapshot = self.model.bandits.state_dict()
         return self.warm_up_stats
 
@@ -113,7 +152,7 @@ class RatedPolicy:
         if self._warm is not None:
             g2l = {int(g): i for i, g in enumerate(present)}
             rel = [frozenset(g2l[t] for t in r if t in g2l) for r in self._warm[1]]
-            self._warm_up_model(self.live, self._warm[0], rel)
+            self._warm_up_model(self.live, self._warm[0], rel, self._warm_candidates(present))
         steps = np.unique(arrival[late])
         self._pending = [(int(s), late[arrival[late] == s]) for s in steps]
         self._refresh()

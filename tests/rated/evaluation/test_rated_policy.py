@@ -113,3 +113,29 @@ def test_arrivals_merge_into_the_top_k_as_a_full_rescoring_would() -> None:
         np.testing.assert_array_equal(policy._idx, idx)
         np.testing.assert_allclose(policy._sem, sem, atol=1e-6)
     assert policy._idx[0, :2].tolist() == [0, 12]  # the old tool before its copy
+
+
+@pytest.mark.parametrize("absent_share", [0.1, 0.5, 0.95])
+def test_warm_up_lists_of_a_smaller_catalog_equal_a_search_of_it(absent_share: float) -> None:
+    """A run with late arrivals warms up on the step-0 tools; their lists, read off the catalog-wide deep
+    lists, equal a search of those tools alone, ties included (when most tools are absent, many pairs
+    have fewer than K present in their deep list and are searched again)."""
+    from ecoagent.topk import top_k_dot
+
+    rng = np.random.default_rng(4)
+    n_tools, dim = 80, 16
+    tools = rng.normal(size=(n_tools, dim)).astype(np.float32)
+    tools[40:60] = tools[:20]  # exact ties between a tool and its copy at a higher row
+    tools /= np.linalg.norm(tools, axis=1, keepdims=True)
+    index = index_mod.ToolIndex(dim, [f"t{i}" for i in range(n_tools)], tools)
+    model = retriever.RATED(None, index, np.full(n_tools, 0.5), RATEDConfig(top_k=5))
+    emb = rng.normal(size=(300, dim)).astype(np.float32)
+    emb[:30] = tools[:30]
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    policy = RatedPolicy(model, emb, "RATED")
+    policy.warm_up(emb, [frozenset({i % n_tools}) for i in range(len(emb))])
+    present = np.sort(rng.choice(n_tools, size=int(n_tools * (1 - absent_share)), replace=False))
+    idx, sem = policy._warm_candidates(present)
+    want_idx, want_sem = top_k_dot(emb, tools[present], 5)
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_allclose(sem, want_sem, atol=1e-6)
