@@ -68,16 +68,13 @@ class RatedPolicy:
         model: Any,
         emb: np.ndarray,
         relevant: Sequence[frozenset[int]],
-        candidates: tuple[np.ndarray, np.ndarray] | None = None,
+        candidates: tuple[np.ndarray, np.ndarray],
     ) -> dict[str, float]:
-        """Replay the warm-up pairs on ``model``; ``candidates`` is each pair's top-K over its index
-        (computed here when not given)."""
+        """Replay the warm-up pairs on ``model``; ``candidates`` is each pair's top-K over its index."""
         emb = np.ascontiguousarray(emb, dtype=np.float32)
-        if candidates is None and len(emb):
-            candidates = top_k_dot(emb, model.index.embeddings, self.k)
         hits = 0
         for n, rel in enumerate(relevant):
-            idx, sem = candidates[0][n], candidates[1][n]  # type: ignore[index]
+            idx, sem = candidates[0][n], candidates[1][n]
             tool = int(idx[model.bandits.fused(idx, sem, emb[n], self._weights)[1]])
             ok = tool in rel
             hits += ok
@@ -85,9 +82,9 @@ class RatedPolicy:
         n = len(relevant)
         return {"pairs": n, "successes": hits, "success_rate": hits / n if n else 0.0}
 
-    def _warm_candidates(self, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The warm-up pairs' top-K over the ``present`` tools only, in live rows (their rank among the
-        present ones), read off the deeper top-``WARM_DEPTH`` over the whole catalog kept by ``warm_up``.
+    def _warm_candidates(self, present: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The warm-up pairs' top-K over the ``present`` tools only, in live rows (``local``: catalog row ->
+        live row, -1 for an absent tool), read off the deeper top-``WARM_DEPTH`` over the whole catalog kept by ``warm_up``.
 
         The same lists as a search of the present tools' index: the deep list is ordered by (score,
         catalog row), live rows keep the catalog's row order, and a present tool outside the deep list
@@ -98,8 +95,6 @@ class RatedPolicy:
         emb = self._warm[0]  # type: ignore[index]
         deep_idx, deep_sem = self._warm_deep  # type: ignore[misc]
         width = min(self.k, present.size)
-        local = np.full(len(self.model.index), -1, dtype=np.int64)
-        local[present] = np.arange(present.size)
         keep = local[deep_idx] >= 0
         full = keep.sum(axis=1) >= width
         keep &= (np.cumsum(keep, axis=1) <= width) & full[:, None]
@@ -150,9 +145,10 @@ class RatedPolicy:
         self.live = RATED(self.model.encoder, index, self.model.prior[present], self.model.config)
         self._l2g = present.astype(np.int64)
         if self._warm is not None:
-            g2l = {int(g): i for i, g in enumerate(present)}
-            rel = [frozenset(g2l[t] for t in r if t in g2l) for r in self._warm[1]]
-            self._warm_up_model(self.live, self._warm[0], rel, self._warm_candidates(present))
+            local = np.full(len(self.model.index), -1, dtype=np.int64)
+            local[present] = np.arange(present.size)
+            rel = [frozenset(int(local[t]) for t in r if local[t] >= 0) for r in self._warm[1]]
+            self._warm_up_model(self.live, self._warm[0], rel, self._warm_candidates(present, local))
         steps = np.unique(arrival[late])
         self._pending = [(int(s), late[arrival[late] == s]) for s in steps]
         self._refresh()
