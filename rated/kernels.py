@@ -6,6 +6,11 @@ As numpy calls this is some 25 tiny array operations whose dispatch, not arithme
 that reads each tool's cached row once. The formulas are those documented in ``rated.bandit`` and
 ``rated.fusion``; ``tests/rated/test_kernels.py`` checks them against plain numpy.
 
+The last two kernels are the simulation's full-matrix D-LinUCB baseline
+(``rated.evaluation.baselines.FullLinUCB``, float64, its own slot layout), compiled so that the baseline's
+cost is its O(d^3) update, not Python dispatch; ``tests/rated/evaluation/test_baselines.py`` checks its
+scores against the formula.
+
 Layout shared with ``DiscountedLinUCB``: ``rowmap[i]`` is tool i's row in the state arrays, or -1
 for a tool with no feedback yet (its score is the cold-start closed form). ``cache[row]`` holds
 ``[theta | A^-1]`` (2 (d + 1) float32), ``A[row]`` and ``b[row]`` the diagonal state. Contexts are
