@@ -15,11 +15,11 @@ from typing import Any, Literal
 
 from ecoagent.llm import Conversation
 
-PROMPT_VERSION = "syn-v5"
+PROMPT_VERSION = "syn-v9"
 
 
 def prompt_version(rivals: int = 0) -> str:
-    """The version stored with each query: ``syn-v5``, or ``syn-v5+rivals4`` when the list prompt showed
+    """The version stored with each query: ``syn-v9``, or ``syn-v9+rivals4`` when the list prompt showed
     four rivals (``generators.rivals``)."""
     return f"{PROMPT_VERSION}+rivals{rivals}" if rivals else PROMPT_VERSION
 
@@ -149,8 +149,17 @@ def single_conversation(tool: Mapping[str, Any], style_index: int) -> Conversati
     return conv
 
 
+# The list prompt's rules come before the tool's documentation, so that every list call of a run shares
+# the system turn and the rules as one prompt prefix, which llama.cpp keeps in each slot (``cache_prompt``)
+# and does not compute again: only the tool's block and the closing task are new to a call. With the
+# rules after the block (``syn-v5``) a call prefilled 274 of its 342 prompt tokens, 129 of 392 now (the default
+# 100 tools), and generation took 15 % less wall time on a 25-tool pilot (bench/RESULTS.md, ``syn-v9``).
+LIST_INTRO = (
+    "Below is the documentation of one tool. You will write requests that users send to an assistant "
+    "and that the tool fulfils."
+)
 LIST_RULES = (
-    "Each request needs what is specific to this tool (its kind of data, its service, its arguments), so "
+    "Each request needs what is specific to the tool (its kind of data, its service, its arguments), so "
     "that the request alone tells which kind of tool it needs. Give concrete values for the tool's arguments "
     "(names, places, dates, numbers, IDs, file names, URLs) as a real user would, never placeholders in "
     "brackets. The user may mention the service or product they use, but never the tool's own name, an API, "
@@ -158,6 +167,11 @@ LIST_RULES = (
     "use it or what it can do. Vary the task, the length (from a few words to three sentences) and the style "
     "(commands, questions, casual, formal, with a reason). Each request must be complete and fit on one line."
 )
+
+# Repeated after the tool's block: with the rules only before it, a 25-tool pilot's requests were more
+# alike within a tool (mean word Jaccard 0.40 against 0.34 under ``syn-v5``: "Delete a lead with ID
+# 12345.", "Delete a lead with ID 67890.", ...).
+LIST_REMINDER = "Follow the rules above: vary the task, the details, the length and the style from one request to the next."
 
 
 RIVAL_DESCRIPTION_CHARS = 160
@@ -181,8 +195,10 @@ def list_conversation(tool: Mapping[str, Any], n: int) -> Conversation:
     """The paper's Figure 2 prompt: ``n`` diverse requests as a numbered list (for capable models).
 
     No worked examples: a list prompt has nothing a model could copy, and the rules say what a request is.
-    A tool dict with ``rivals`` (its nearest tools, ``generators.rivals``) also shows them, fenced, and asks
-    for requests that need this tool rather than them.
+    The rules open the user turn and the task closes it, after the tool's block, so the system turn and
+    the rules are a prefix every call shares (``LIST_INTRO``). A tool dict with ``rivals`` (its nearest
+    tools, ``generators.rivals``) also shows them, fenced, and asks for requests that need this tool rather
+    than them.
     """
     rivals = list(tool.get("rivals") or [])
     docs, which, rule = tool_block(tool), "this tool", ""
@@ -193,9 +209,9 @@ def list_conversation(tool: Mapping[str, Any], n: int) -> Conversation:
         {
             "role": "user",
             "content": (
-                f"{docs}\n\n"
+                f"{LIST_INTRO} {LIST_RULES}\n\n{docs}\n\n"
                 f"Write {n} different requests that users send to an assistant and that {which} fulfils.{rule} "
-                f"{LIST_RULES} Answer with a numbered list of exactly {n} lines and nothing else."
+                f"{LIST_REMINDER} Answer with a numbered list of exactly {n} lines and nothing else."
             ),
         },
     ]

@@ -75,3 +75,20 @@ def test_a_wording_change_changes_the_prompt_fingerprint(monkeypatch) -> None:
     assert before == prompts.prompt_fingerprint()
     monkeypatch.setattr(prompts, "LIST_RULES", prompts.LIST_RULES + " Be brief.")
     assert prompts.prompt_fingerprint() != before
+
+
+def test_list_prompts_of_different_tools_share_the_rules_as_one_prefix() -> None:
+    """The prefix llama.cpp keeps per slot covers the system turn and every rule; only the tool's block
+    and the closing task differ between calls (and between the list sizes asked for)."""
+    import os.path
+
+    from generators.prompts import LIST_RULES
+
+    other = {"tool_id": "n8n:jira:issue_create", "name": "Jira: Create an issue", "description": "Create."}
+    a, b = list_conversation(HOSTILE, 15), list_conversation(other, 12)
+    assert a[0] == b[0]
+    shared = os.path.commonprefix([a[1]["content"], b[1]["content"]])
+    assert FENCE_OPEN in shared and LIST_RULES in shared.split(FENCE_OPEN)[0]
+    assert "Website" not in shared and "Jira" not in shared
+    after = a[1]["content"].split(FENCE_CLOSE, 1)[1]
+    assert "PWNED" not in after and "this tool fulfils" in after and "exactly 15 lines" in after

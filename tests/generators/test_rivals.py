@@ -69,7 +69,7 @@ def test_rivals_are_fenced_data_and_the_prompt_says_what_they_are_for() -> None:
 
 
 def test_the_rival_count_is_in_the_version_and_needs_the_list_prompt() -> None:
-    assert prompt_version(0) == "syn-v5" and prompt_version(4) == "syn-v5+rivals4"
+    assert prompt_version(0) == "syn-v9" and prompt_version(4) == "syn-v9+rivals4"
     assert GenerationConfig(mode="list", rivals=4).to_dict()["rivals"] == 4
     with pytest.raises(ValueError, match="only the list prompt"):
         GenerationConfig(mode="single", rivals=4)
