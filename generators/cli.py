@@ -74,6 +74,7 @@ def _run(args: argparse.Namespace) -> int:
             ("tool-disjoint split", ", ".join(f"{k}={v}" for k, v in sorted(q["splits_tool"].items()))),
             ("queries naming their tool", f"{q['names_tool_share']:.1%}"),
             ("queries naming their service", f"{q.get('names_service_share', 0.0):.1%}"),
+            ("within-tool similarity, mean Jaccard", q.get("within_tool_similarity", {}).get("mean")),
             ("yield, median queries/tool in top 10", y["per_tool"].get("median")),
             ("the median's 90% interval over tools", y.get("per_tool_median_ci90")),
             (

@@ -196,6 +196,25 @@ def _xxh32(data: bytes) -> int:
     return xxhash.xxh32_intdigest(data)
 
 
+def within_group_similarity(texts: Sequence[str], groups: Sequence[str]) -> dict[str, float]:
+    """Mean pairwise Jaccard (the dedup rule's word 1-2-gram shingles) of the texts of each group.
+
+    How alike one tool's kept queries are: the near-duplicate rule only removes pairs above 0.7, so
+    templated requests that differ in one value ("Delete a lead with ID 12345.", "... ID 67890.") pass
+    it; this says how much of that a build kept. Groups with fewer than two texts are left out.
+    """
+    by_group: dict[str, list[frozenset[str]]] = {}
+    for text, group in zip(texts, groups, strict=True):
+        by_group.setdefault(group, []).append(shingles(text))
+    out = {}
+    for group, sets in by_group.items():
+        if len(sets) < 2:
+            continue
+        pairs = [jaccard(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]
+        out[group] = float(np.mean(pairs))
+    return out
+
+
 def exact_duplicate_pairs(texts: Sequence[str], threshold: float = 0.7) -> list[tuple[int, int]]:
     """All pairs with Jaccard > threshold by brute force: the reference the LSH is measured against."""
     sets = [shingles(t) for t in texts]

@@ -25,7 +25,7 @@ from ecoagent.config import SMOLLM2, Profile
 from ecoagent.embeddings import embed, encode_dtype
 from ecoagent.models import canonical
 from ecoagent.schemas import tool_documents, validate_tools
-from generators.dedup import MinHashConfig, MinHashDeduper
+from generators.dedup import MinHashConfig, MinHashDeduper, within_group_similarity
 from generators.equivalents import EquivalenceRule, find_equivalents
 from generators.filters import names_service, names_tool, word_count
 from generators.generate import GenerationConfig, QueryGenerator, read_checkpoint
@@ -390,6 +390,7 @@ def run(
             "n_words": _quantiles(queries["n_words"].to_numpy().astype(float)),
             "names_tool_share": round(float(queries["names_tool"].mean() or 0.0), 4),
             "names_service_share": round(float(queries["names_service"].mean() or 0.0), 4),
+            "within_tool_similarity": _similarity(queries),
             "splits": dict(Counter(splits)),
             "splits_tool": dict(Counter(tool_splits)),
             "test_distinct": {
@@ -572,6 +573,19 @@ def tools_by_hits(per_tool: np.ndarray) -> dict[str, int]:
     return {str(k): counts.get(k, 0) for k in range(int(per_tool.max(initial=0)) + 1)}
 
 
+def _similarity(queries: pl.DataFrame) -> dict[str, Any]:
+    """How alike a tool's kept queries are: the mean over tools of their mean pairwise Jaccard on the
+    dedup rule's shingles (``generators.dedup.within_group_similarity``), with its quantiles."""
+    per_tool = within_group_similarity(queries["query"].to_list(), queries["tool_id"].to_list())
+    values = np.array(list(per_tool.values()), dtype=float)
+    return {
+        "definition": "per tool, the mean Jaccard of its kept queries' word 1-2-gram sets, pair by pair "
+        "(0: no shared words, 1: identical); near-duplicates above 0.7 were already removed",
+        "tools": int(values.size),
+        **_quantiles(values),
+    }
+
+
 def _per_platform(
     queries: pl.DataFrame,
     sample: pl.DataFrame,
@@ -605,6 +619,7 @@ def _per_platform(
             if part.height
             else 0.0,
             "n_words_median": float(part["n_words"].median() or 0) if part.height else 0.0,
+            "within_tool_similarity_mean": _similarity(part).get("mean"),
             "rejected": dict(rejected.most_common()),
         }
     return out

@@ -9,7 +9,14 @@ import numpy as np
 import xxhash
 from datasketch import MinHash
 
-from generators.dedup import MinHashConfig, MinHashDeduper, exact_duplicate_pairs, jaccard, shingles
+from generators.dedup import (
+    MinHashConfig,
+    MinHashDeduper,
+    exact_duplicate_pairs,
+    jaccard,
+    shingles,
+    within_group_similarity,
+)
 
 
 def test_signatures_equal_datasketch_minhash(toolbench_queries: list[str]) -> None:
@@ -68,3 +75,12 @@ def test_keep_mask_equals_greedy_over_exact_pairs(
     assert (~expected).sum() > 50
     assert np.array_equal(keep, expected)
     assert all(keep[i] and not keep[j] and i < j for i, j in removed)
+
+
+def test_within_group_similarity_is_the_mean_pairwise_jaccard_of_each_group() -> None:
+    texts = ["delete lead 1", "delete lead 2", "delete lead 3", "send an email", "lonely query"]
+    groups = ["crm", "crm", "crm", "mail", "solo"]
+    sim = within_group_similarity(texts, groups)
+    # {delete, lead, N, delete lead, lead N}: any two share 3 of 7 shingles
+    assert sim == {"crm": 3 / 7}  # the one-query groups have no pairs
+    assert within_group_similarity(["a b", "a b"], ["t", "t"]) == {"t": 1.0}

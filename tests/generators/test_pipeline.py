@@ -12,7 +12,7 @@ import pytest
 from ecoagent.artifacts import ArtifactDir
 from ecoagent.config import get_profile
 from ecoagent.llm import LLMClient
-from generators.dedup import MinHashDeduper
+from generators.dedup import MinHashDeduper, jaccard, shingles
 from generators.pipeline import (
     QUERY_SCHEMA,
     catalog_median,
@@ -78,6 +78,16 @@ def test_syn_writes_consistent_outputs_and_resumes(small_out: Path, llm: LLMClie
         assert plain["per_tool_mean"] <= strict["per_tool_mean"]
     assert stats["leakage"]["tool_split"] == 0 and stats["leakage"]["query_split"] == 0
     assert sum(p["queries"] for p in stats["per_platform"].values()) == queries.height
+    # how alike each tool's kept queries are, recomputed by hand from the kept queries
+    similar, means = stats["queries"]["within_tool_similarity"], []
+    for group in queries.partition_by("tool_id"):
+        sets = [shingles(q) for q in group["query"]]
+        if len(sets) > 1:
+            means.append(np.mean([jaccard(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]))
+    assert similar["tools"] == len(means)
+    if means:
+        assert similar["mean"] == pytest.approx(float(np.mean(means)), abs=1e-4)
+        assert 0.0 <= similar["min"] <= similar["mean"] <= similar["max"] < 1.0
     # the tool-disjoint split never puts one tool in two splits
     assert queries.group_by("tool_id").agg(pl.col("split_tool").n_unique())["split_tool"].max() == 1
     assert stats["tools"]["sampled"] == 4
