@@ -169,8 +169,8 @@ LIST_RULES = (
 )
 
 # Repeated after the tool's block: with the rules only before it, a 25-tool pilot's requests were more
-# alike within a tool (mean word Jaccard 0.40 against 0.34 under ``syn-v5``: "Delete a lead with ID
-# 12345.", "Delete a lead with ID 67890.", ...).
+# alike within a tool (``within_tool_similarity`` 0.319 against 0.257 under ``syn-v5``, 0.264 with this
+# line: "Delete a lead with ID 12345.", "Delete a lead with ID 67890.", ...).
 LIST_REMINDER = "Follow the rules above: vary the task, the details, the length and the style from one request to the next."
 
 
