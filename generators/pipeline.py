@@ -340,6 +340,7 @@ def run(
     write_parquet(negatives, art.syn_negatives)
 
     per_tool = queries.group_by("tool_id").len()["len"].to_numpy()
+    similarity = within_group_similarity(queries["query"].to_list(), queries["tool_id"].to_list())
     catalog = dict(Counter(tools["platform"].to_list()))
     timings["total_s"] = time.perf_counter() - started
     stats: dict[str, Any] = {
@@ -390,7 +391,7 @@ def run(
             "n_words": _quantiles(queries["n_words"].to_numpy().astype(float)),
             "names_tool_share": round(float(queries["names_tool"].mean() or 0.0), 4),
             "names_service_share": round(float(queries["names_service"].mean() or 0.0), 4),
-            "within_tool_similarity": _similarity(queries),
+            "within_tool_similarity": _similarity(similarity),
             "splits": dict(Counter(splits)),
             "splits_tool": dict(Counter(tool_splits)),
             "test_distinct": {
@@ -428,7 +429,7 @@ def run(
                 if r is not None and er is not None
             },
         },
-        "per_platform": _per_platform(queries, sample, records, ranks, equiv_ranks),
+        "per_platform": _per_platform(queries, sample, records, ranks, equiv_ranks, similarity),
         "leakage": {
             "definition": "pairs of kept queries with word 1-2-gram Jaccard > 0.7 that fall in different "
             "splits (0 is required of the tool-disjoint split)",
@@ -573,10 +574,10 @@ def tools_by_hits(per_tool: np.ndarray) -> dict[str, int]:
     return {str(k): counts.get(k, 0) for k in range(int(per_tool.max(initial=0)) + 1)}
 
 
-def _similarity(queries: pl.DataFrame) -> dict[str, Any]:
+def _similarity(per_tool: dict[str, float]) -> dict[str, Any]:
     """How alike a tool's kept queries are: the mean over tools of their mean pairwise Jaccard on the
-    dedup rule's shingles (``generators.dedup.within_group_similarity``), with its quantiles."""
-    per_tool = within_group_similarity(queries["query"].to_list(), queries["tool_id"].to_list())
+    dedup rule's shingles (``per_tool``, from ``generators.dedup.within_group_similarity``), with its
+    quantiles."""
     values = np.array(list(per_tool.values()), dtype=float)
     return {
         "definition": "per tool, the mean Jaccard of its kept queries' word 1-2-gram sets, pair by pair "
@@ -592,9 +593,11 @@ def _per_platform(
     records: list[dict[str, Any]],
     ranks: np.ndarray,
     equiv_ranks: np.ndarray,
+    similarity: dict[str, float],
 ) -> dict[str, Any]:
     """The quality table per platform: tools, kept queries, yield (own tool; with equivalents), name
-    leakage, lengths, rejections."""
+    leakage, lengths, within-tool similarity (``similarity``: tool -> its mean pairwise Jaccard),
+    rejections."""
     platform_of = dict(zip(sample["tool_id"], sample["platform"], strict=True))
     in_top = dict(zip(queries["query_id"], (ranks <= TOP_K).tolist(), strict=True))
     in_top_eq = dict(zip(queries["query_id"], (equiv_ranks <= TOP_K).tolist(), strict=True))
@@ -619,7 +622,9 @@ def _per_platform(
             if part.height
             else 0.0,
             "n_words_median": float(part["n_words"].median() or 0) if part.height else 0.0,
-            "within_tool_similarity_mean": _similarity(part).get("mean"),
+            "within_tool_similarity_mean": _quantiles(
+                np.array([similarity[t] for t in tools if t in similarity], dtype=float)
+            ).get("mean"),
             "rejected": dict(rejected.most_common()),
         }
     return out

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os.path
+
 from generators.prompts import (
     FENCE_CLOSE,
     FENCE_OPEN,
+    LIST_RULES,
     STYLES,
     list_conversation,
     sanitize,
@@ -80,10 +83,6 @@ def test_a_wording_change_changes_the_prompt_fingerprint(monkeypatch) -> None:
 def test_list_prompts_of_different_tools_share_the_rules_as_one_prefix() -> None:
     """The prefix llama.cpp keeps per slot covers the system turn and every rule; only the tool's block
     and the closing task differ between calls (and between the list sizes asked for)."""
-    import os.path
-
-    from generators.prompts import LIST_RULES
-
     other = {"tool_id": "n8n:jira:issue_create", "name": "Jira: Create an issue", "description": "Create."}
     a, b = list_conversation(HOSTILE, 15), list_conversation(other, 12)
     assert a[0] == b[0]
