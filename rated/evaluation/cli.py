@@ -21,6 +21,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--streams", default=None, help="comma-separated datasets to simulate (default real,syn)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes for the simulation's runs (default: every core; the numbers do not depend on it)",
+    )
     parser.add_argument("--no-latency", action="store_true", help="skip Table 3")
     parser.add_argument(
         "--no-sensitivity", action="store_true", help="skip the (w1, w3) and (gamma, alpha) sweeps"
@@ -64,7 +70,9 @@ def _run(args: argparse.Namespace) -> int:
         options["policies"] = tuple(args.policy)
     if args.no_mpnet:
         options["dense_models"] = (pipeline.MINILM,)
-    stats = pipeline.run(Path(args.out), profile, seeds=args.seeds, steps=args.steps, **options)
+    stats = pipeline.run(
+        Path(args.out), profile, seeds=args.seeds, steps=args.steps, workers=args.workers, **options
+    )
     result = json.loads((Path(args.out) / "eval" / "report.json").read_text())
     if "skipped" in result:
         print(f"ecoagent evaluate: {result['skipped']}")

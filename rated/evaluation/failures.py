@@ -206,6 +206,11 @@ class Scenario:
     arrival: int = 5000
     events: tuple[tuple[int, int, str], ...] = ()
 
+    @property
+    def adds_tools(self) -> bool:
+        """Whether tools join the catalog during a run (RATED then encodes and indexes them)."""
+        return self.kind == "cold_start" or any(kind == "arrive" for _, _, kind in self.events)
+
     def build(self, relevant_per_step: Sequence[frozenset[int]], n_tools: int, seed: int) -> FailureSchedule:
         """The schedule for a stream (``relevant_per_step`` = the true tools of each step's query)."""
         if self.kind == "events":

@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import Profile
 from ecoagent.embeddings import encode_dtype
+from ecoagent.parallel import fork_imap
 from ecoagent.progress import Progress
 from rated.evaluation import dynamic, offline, report
 from rated.evaluation.baselines import (
@@ -536,20 +537,56 @@ def run_simulation(
     cfg: EvaluationConfig,
     eval_dir: Path,
     extra_scenarios: dict[str, list[tuple[Scenario, str]]] | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
+    """Table 2 and the extended scenarios: every (dataset, scenario, seed) run, spread over ``workers``
+    forked processes (default: every core; ``ecoagent.parallel``). Each run is seeded and starts from
+    reset policies, so the numbers do not depend on the number of workers.
+
+    Runs stay in this process where a forked one could hang: scenarios that add tools (RATED encodes
+    them with torch and reads their rows with polars) and every run when outside policies take part
+    (their libraries are unknown).
+    """
     sim = cfg.simulation()
-    out: dict[str, Any] = {}
+    plans: list[tuple[str, DatasetInputs, list[Scenario], dict[str, str], dict[int, Any]]] = []
     for dataset in cfg.streams:
         if dataset not in inputs:
             continue
         d = inputs[dataset]
         per_seed = {seed: _methods(d, models, catalog, cfg, seed) for seed in sim.seeds}
-        names = list(per_seed[sim.seeds[0]])
         scenarios = cfg.all_scenarios(extended=dataset in cfg.extended_streams)
         notes = {}
         for scenario, note in (extra_scenarios or {}).get(dataset, []):
             scenarios.append(scenario)
             notes[scenario.name] = note
+        plans.append((dataset, d, scenarios, notes, per_seed))
+    jobs = [
+        (p, j, i) for p, plan in enumerate(plans) for j in range(len(plan[2])) for i in range(len(sim.seeds))
+    ]
+
+    def one_run(job: tuple[int, int, int]) -> tuple[dict[str, Any], float]:
+        p, j, i = job
+        _, d, scenarios, _, per_seed = plans[p]
+        seed = sim.seeds[i]
+        t0 = time.perf_counter()
+        run = dynamic.run_stream(
+            per_seed[seed], d.test, len(catalog), scenarios[j], sim, seed, keep_curves=i == 0
+        )
+        return run, time.perf_counter() - t0
+
+    bar = Progress(len(jobs), "simulation", "runs", log)
+    results: dict[tuple[int, int, int], tuple[dict[str, Any], float]] = {}
+
+    def here(job: tuple[int, int, int]) -> bool:
+        return bool(cfg.policies) or plans[job[0]][2][job[1]].adds_tools
+
+    for job, result in zip(jobs, fork_imap(one_run, jobs, workers, here), strict=True):
+        results[job] = result
+        bar.update()
+    bar.close()
+
+    out: dict[str, Any] = {}
+    for p, (dataset, d, scenarios, notes, per_seed) in enumerate(plans):
         block: dict[str, Any] = {
             "steps": sim.steps,
             "pool_size": len(d.test),
@@ -559,17 +596,10 @@ def run_simulation(
             "scenarios": {},
             "plots": [],
         }
-        bar = Progress(len(scenarios) * len(sim.seeds), f"simulation {dataset}", "runs", log)
-        for scenario in scenarios:
-            t0 = time.perf_counter()
-            runs = []
-            for i, seed in enumerate(sim.seeds):
-                runs.append(
-                    dynamic.run_stream(
-                        per_seed[seed], d.test, len(catalog), scenario, sim, seed, keep_curves=(i == 0)
-                    )
-                )
-                bar.update()
+        names = list(per_seed[sim.seeds[0]])
+        for j, scenario in enumerate(scenarios):
+            runs = [results[(p, j, i)][0] for i in range(len(sim.seeds))]
+            seconds = sum(results[(p, j, i)][1] for i in range(len(sim.seeds)))
             curves = runs[0].pop("curves")
             events = _events(runs[0]["schedule"], scenario)
             ci = {w: dynamic.bootstrap_sr(runs, w, cfg.n_bootstrap, sim.seeds[0]) for w in ("pre", "post")}
@@ -586,7 +616,7 @@ def run_simulation(
                 "ci": ci,
                 "failed_tools": [len(r["schedule"]["failed_tools"]) for r in runs],
                 "runs": runs,
-                "seconds": time.perf_counter() - t0,
+                "seconds": seconds,  # the runs' own wall time, summed over seeds (they may overlap)
             }
             if scenario.name in notes:
                 block["scenarios"][scenario.name]["note"] = notes[scenario.name]
@@ -601,8 +631,7 @@ def run_simulation(
                     events,
                 )
                 block["plots"].append(path.name)
-            log.info("simulation %s / %s: %.1fs", dataset, scenario.name, time.perf_counter() - t0)
-        bar.close()
+            log.info("simulation %s / %s: %.1f s of runs", dataset, scenario.name, seconds)
         out[dataset] = block
     return out
 
@@ -709,7 +738,12 @@ def config_from_options(
 
 
 def run(
-    out: Path, profile: Profile, seeds: int | tuple[int, ...] = 5, steps: int | None = None, **options: Any
+    out: Path,
+    profile: Profile,
+    seeds: int | tuple[int, ...] = 5,
+    steps: int | None = None,
+    workers: int | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """Run the whole evaluation and write DIR/eval/; returns the headline numbers.
 
@@ -718,6 +752,8 @@ def run(
         profile: models and the base seed.
         seeds: number of simulation seeds (or the seeds themselves).
         steps: T per stream (default 10,000).
+        workers: processes for the simulation's runs (default: every core; 1 = this process). The
+            numbers do not depend on it, so it is not part of the config.
         options: any ``EvaluationConfig`` field (e.g. ``latency=False``, ``streams=("real",)``).
     """
     t_start = time.perf_counter()
@@ -787,7 +823,7 @@ def run(
         timings["offline"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         extra, result["churn"] = _churn(catalog, cfg)
-        result["simulation"] = run_simulation(inputs, models, catalog, cfg, eval_dir, extra)
+        result["simulation"] = run_simulation(inputs, models, catalog, cfg, eval_dir, extra, workers)
         timings["simulation"] = time.perf_counter() - t0
         if cfg.sensitivity:
             t0 = time.perf_counter()

@@ -258,6 +258,20 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     assert second["offline"]["rows"] == report["offline"]["rows"]
 
 
+def test_simulation_numbers_do_not_depend_on_the_workers(tiny_out: Path) -> None:
+    """Two forked workers (the cold-start runs stay in this process) give the numbers of one process."""
+    from rated.evaluation import pipeline
+
+    profile = get_profile("embedded")
+    options = {**OPTIONS, "latency": False, "sensitivity": False, "streams": ("real",), "seeds": 2}
+    pipeline.run(tiny_out, profile, workers=2, **options)
+    forked = json.loads((tiny_out / "eval" / "report.json").read_text())["simulation"]
+    assert {"rho=20%", "cold start (rho=20%, +10% new tools)"} <= set(forked["real"]["scenarios"])
+    pipeline.run(tiny_out, profile, workers=1, **options)
+    here = json.loads((tiny_out / "eval" / "report.json").read_text())["simulation"]
+    assert _same_numbers(forked, here)
+
+
 def _same_numbers(a: dict, b: dict) -> bool:
     """Equal up to the per-scenario wall-clock ``seconds``."""
 
