@@ -18,7 +18,7 @@ tables (copied into ``bench/results/llm.md``).
   the first and judgments with the second, and P(yes) agreement is measured against the judge.
   ``--slots`` (default 4) is the generator's: Syn runs it with 16 tools in flight
   (``ecoagent.llm.llamacpp.GENERATE_SLOTS``), which only ``--requests`` of 16 or more fill; the judge
-  keeps its own 4 (``JUDGE_SLOTS``).
+  keeps its own (``JUDGE_SLOTS``: 1 since 2026-12-05, 4 in the runs recorded before).
 - CPU-seconds are ``time.process_time()`` of this process (all its threads), so they do not count the
   waiting a busy machine adds; wall seconds are printed beside them.
 - P(yes) agreement: each backend's judgments against llama.cpp's on the same pairs (mean and largest

@@ -33,7 +33,11 @@ TOP_LOGPROBS = 20  # P(yes) renormalizes yes/no spellings among the first token'
 # Syn keeps its tools' list answers in flight, one per slot: on 2 cores of an AVX-512 Xeon, 16 answers
 # decoded together gave 1.7x the tokens per second of 4 (8 gave 1.1x, 32 gave 2.0x for twice the KV cache).
 GENERATE_SLOTS = 16
-JUDGE_SLOTS = 4
+# The judge scores one pair at a time: with 4 slots llama.cpp batched the pairs' tokens together as they
+# arrived, so a pair's P(yes) depended on its neighbours (up to 0.067 apart between two builds of the same
+# code, which moved Real's calibrated threshold and its size); one slot scored 62 of 64 pairs to the bit
+# twice (the other two after a different cached prefix) at about the same cost per judgment.
+JUDGE_SLOTS = 1
 
 
 def busy_elsewhere(window: float = 0.5) -> float | None:
@@ -122,8 +126,8 @@ class LlamaCppLLM(LLMClient):
         model: a packaged model name (``Qwen/Qwen2.5-Coder-1.5B-Instruct``, ``...-0.5B-Instruct``,
             ``HuggingFaceTB/SmolLM2-135M-Instruct``) or a ``.gguf`` path.
         slots: requests decoded together (llama.cpp ``n_parallel``); default 16 to generate (on 2 cores
-            16 answers in flight decoded 1.7x more tokens per second than 4, bench/RESULTS.md) and 4 to
-            judge (prefill-bound: a slot's cache holds its run of neighbouring pairs).
+            16 answers in flight decoded 1.7x more tokens per second than 4, bench/RESULTS.md) and 1 to
+            judge (prefill-bound, and reproducible only without neighbours in the batch: ``JUDGE_SLOTS``).
         threads: compute threads (default ``$ECOAGENT_LLM_THREADS``, else ``free_cores()``).
         context_per_slot: tokens of context each slot holds (prompt + answer).
         workload: ``"generate"`` (decoding-bound: Syn) or ``"judge"`` (prefill-bound yes/no scoring: the

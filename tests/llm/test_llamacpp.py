@@ -17,6 +17,7 @@ from ecoagent.config import SMOLLM2, ModelConfig
 from ecoagent.llm import SamplingParams, make_llm
 from ecoagent.llm.embedded import EmbeddedLLM
 from ecoagent.llm.llamacpp import (
+    JUDGE_SLOTS,
     LlamaCppLLM,
     busy_elsewhere,
     cpu_features,
@@ -143,6 +144,25 @@ def test_neighbouring_judgments_share_their_prompt_and_keep_their_order(llm: Lla
             alone,
         )
     assert llm.cached_prompt_tokens - cached >= 80  # each request's second pair reused its ~50 tokens
+
+
+def test_two_judges_score_the_same_pairs_to_the_bit() -> None:
+    """A rebuild must give Real the same scores: with 4 judge slots llama.cpp batched neighbouring pairs'
+    tokens together as they arrived and P(yes) moved by up to 0.067 between two builds (bench/RESULTS.md),
+    so a judge scores one pair at a time (``JUDGE_SLOTS``). On SmolLM2's short prompts here 4 slots also
+    agreed, so the pin on ``JUDGE_SLOTS`` is what catches a return to batched judging."""
+    assert JUDGE_SLOTS == 1
+    subjects = ["Paris in France", "the sun a planet", "two plus two four", "ice hot", "Rome in Italy"]
+    pairs = [[{"role": "user", "content": f"Is {s}? Answer yes or no."}] for s in subjects] * 2
+    scores = []
+    for _ in range(2):
+        judge = make_llm(ModelConfig(llm=SMOLLM2, llm_backend="llamacpp"), threads=1, workload="judge")
+        try:
+            assert judge.slots == 1
+            scores.append(judge.yes_probability(pairs))
+        finally:
+            judge.close()
+    assert scores[0] == scores[1]
 
 
 def test_conversation_must_end_with_the_user(llm: LlamaCppLLM) -> None:
