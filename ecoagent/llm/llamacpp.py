@@ -75,10 +75,9 @@ def free_cores() -> int:
     llama.cpp's threads spin on barriers: with 2 threads on a machine whose other core is busy it fell
     from 53 to 0.9 tok/s (``../shared/MODELS.md``), so the default takes only the cores that are idle.
     """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
+    from ecoagent.parallel import available_cores
+
+    cores = available_cores()
     busy = busy_elsewhere()
     if busy is None:  # pragma: no cover - not on Linux
         busy = os.getloadavg()[0]

@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -530,6 +530,16 @@ def _methods(
     return {name: (lambda p=policy: p) for name, policy in methods.items()}
 
 
+class _Plan(NamedTuple):
+    """One simulated dataset: its pool, scenarios (with the notes of the extra ones) and per-seed methods."""
+
+    dataset: str
+    d: DatasetInputs
+    scenarios: list[Scenario]
+    notes: dict[str, str]
+    per_seed: dict[int, Any]
+
+
 def run_simulation(
     inputs: dict[str, DatasetInputs],
     models: dict[str, Any],
@@ -548,7 +558,7 @@ def run_simulation(
     (their libraries are unknown).
     """
     sim = cfg.simulation()
-    plans: list[tuple[str, DatasetInputs, list[Scenario], dict[str, str], dict[int, Any]]] = []
+    plans: list[_Plan] = []
     for dataset in cfg.streams:
         if dataset not in inputs:
             continue
@@ -559,18 +569,20 @@ def run_simulation(
         for scenario, note in (extra_scenarios or {}).get(dataset, []):
             scenarios.append(scenario)
             notes[scenario.name] = note
-        plans.append((dataset, d, scenarios, notes, per_seed))
+        plans.append(_Plan(dataset, d, scenarios, notes, per_seed))
     jobs = [
-        (p, j, i) for p, plan in enumerate(plans) for j in range(len(plan[2])) for i in range(len(sim.seeds))
+        (p, j, i)
+        for p, plan in enumerate(plans)
+        for j in range(len(plan.scenarios))
+        for i in range(len(sim.seeds))
     ]
 
     def one_run(job: tuple[int, int, int]) -> tuple[dict[str, Any], float]:
         p, j, i = job
-        _, d, scenarios, _, per_seed = plans[p]
-        seed = sim.seeds[i]
+        plan, seed = plans[p], sim.seeds[i]
         t0 = time.perf_counter()
         run = dynamic.run_stream(
-            per_seed[seed], d.test, len(catalog), scenarios[j], sim, seed, keep_curves=i == 0
+            plan.per_seed[seed], plan.d.test, len(catalog), plan.scenarios[j], sim, seed, keep_curves=i == 0
         )
         return run, time.perf_counter() - t0
 
@@ -578,7 +590,7 @@ def run_simulation(
     results: dict[tuple[int, int, int], tuple[dict[str, Any], float]] = {}
 
     def here(job: tuple[int, int, int]) -> bool:
-        return bool(cfg.policies) or plans[job[0]][2][job[1]].adds_tools
+        return bool(cfg.policies) or plans[job[0]].scenarios[job[1]].adds_tools
 
     for job, result in zip(jobs, fork_imap(one_run, jobs, workers, here), strict=True):
         results[job] = result
