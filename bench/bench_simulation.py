@@ -7,6 +7,10 @@ own cost. The baseline row is the static top-1 retriever measured in the same ru
 is reported as a ratio to it.
 
     .venv/bin/python bench/bench_simulation.py [--tools 2000] [--queries 500] [--steps 10000]
+
+``--runs 4 --workers 1,2`` adds how the evaluate stage spreads its runs (``ecoagent.parallel.fork_imap``):
+``--runs`` seeded runs of every method, once per worker count, with the wall time of each against one
+worker in the same run, and whether every run's Post-Fail SR is the same whatever the workers.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ecoagent.summary import print_table
+from ecoagent.parallel import available_cores, fork_imap
+from ecoagent.summary import cpu_model, print_table
 from rated.config import RATEDConfig, Variant
 from rated.evaluation.baselines import (
     BatchUpdate,
@@ -62,7 +67,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=0, help="seeded runs for the workers table (0: skip it)")
+    parser.add_argument(
+        "--workers", default="1,2", help="worker counts to compare, the first is the baseline"
+    )
     args = parser.parse_args()
+    print(f"CPU: {cpu_model()}, {available_cores()} cores available")
 
     tools, q_emb, pool, prior = world(args.tools, args.queries, 384, args.seed)
     ids = [f"t{i}" for i in range(args.tools)]
@@ -125,6 +135,42 @@ def main() -> None:
     )
     print(
         f"\nsetup (policies built, RATED warm-ups of 2,000 pairs): {setup:.2f}s; schedule + oracle: {schedule_s:.2f}s"
+    )
+    if args.runs:
+        compare_workers(policies, pool, args)
+
+
+def compare_workers(policies: list, pool: QueryPool, args: argparse.Namespace) -> None:
+    """The evaluate stage's layout: each seeded run replays every method on its own stream and failure
+    schedule; the runs go to forked workers. Policies are reset at the start of every ``simulate``."""
+
+    def one_run(seed: int) -> list[float]:
+        stream = Stream.sample(pool, args.steps, seed)
+        schedule = Scenario("rho=20%").build(stream.relevant_per_step(), args.tools, seed)
+        oracle = oracle_success(stream, schedule)
+        return [PostFailSuccessRate()(simulate(p, stream, schedule, oracle)) for p in policies]
+
+    seeds = [args.seed + 1 + i for i in range(args.runs)]
+    rows, base, reference = [], None, None
+    for workers in [int(w) for w in args.workers.split(",")]:
+        t0 = time.perf_counter()
+        results = list(fork_imap(one_run, seeds, workers))
+        seconds = time.perf_counter() - t0
+        base = base or seconds
+        reference = reference or results
+        rows.append(
+            [
+                workers,
+                seconds,
+                seconds / args.runs,
+                base / seconds,
+                np.array_equal(results, reference, equal_nan=True),
+            ]
+        )
+    print_table(
+        ["workers", "seconds", "s per run", "speed-up", "same Post-Fail SR"],
+        rows,
+        title=f"{args.runs} runs (seeds {seeds[0]}-{seeds[-1]}) of all {len(policies)} methods, {args.steps:,} steps each",
     )
 
 

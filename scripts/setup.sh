@@ -32,10 +32,13 @@ fi
 # The build uses ggml's own thread pool, not OpenMP: an OpenMP llama.cpp shares the libgomp torch loads,
 # so once an encoder has run in the process, libgomp counts more threads than cores and puts llama.cpp's
 # threads to sleep at every barrier (the native OpenMP build generated 1.4x slower; bench/bench_llm_openmp.py).
-# The build leaves out ggml's AMX kernels (-mno-amx-*, which override -march=native): on an Intel Xeon
-# whose cpuinfo lists amx_tile and amx_int8 (a 2-core VM, 2026-12-03) they died of SIGILL at the first
-# tile instruction while loading any model (upstream llama.cpp PR #26954: per-thread XFD permission and
-# a tile config the compiler drops); PyPI's wheel has no AMX either.
+# ggml's AMX kernels (Intel CPUs whose cpuinfo lists amx_int8) come in only through a patch: as shipped
+# they died of SIGILL at the first tile instruction on an Intel Xeon VM (2026-12-03; upstream llama.cpp
+# PR #26954). scripts/patches/ggml-amx-tile-config.patch mends them, and with it that VM judged 1.3x and
+# generated 1.27x cheaper (bench/RESULTS.md, "ggml's AMX kernels, patched"). The sdist is patched before
+# the compile; where the patch does not apply the build leaves AMX out (-mno-amx-*, which override
+# -march=native). A file beside the installed module records the patch: ecoagent.llm.llamacpp loads the
+# AMX kernels only from such a build.
 # ECOAGENT_NATIVE_LLAMA=1 builds on any CPU, =0 keeps (or restores) the wheel.
 native=${ECOAGENT_NATIVE_LLAMA:-auto}
 if [ "$native" = auto ]; then
@@ -43,14 +46,32 @@ if [ "$native" = auto ]; then
 fi
 version=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('xllamacpp'))")
 cpu=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-12)
-marker="$VENV/.xllamacpp-native-$version-$cpu-noopenmp-noamx"  # a new build flag gets a new marker
+marker="$VENV/.xllamacpp-native-$version-$cpu-noopenmp-amxpatch"  # a new build flag gets a new marker
 if [ "$native" = 1 ] && [ ! -f "$marker" ]; then
   echo "setup: compiling llama.cpp (xllamacpp $version) for this CPU, about 8 minutes on 2 cores, once" >&2
-  no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  src="$work/xllamacpp-$version"
+  flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  patched=0
+  if $PIP download --no-deps --no-binary xllamacpp "xllamacpp==$version" -d "$work" \
+      && tar -xzf "$work/xllamacpp-$version.tar.gz" -C "$work"; then
+    if patch -s -d "$src" -p1 --forward < scripts/patches/ggml-amx-tile-config.patch; then
+      flags="" patched=1
+    else
+      echo "setup: the AMX patch did not apply; compiling without ggml's AMX kernels" >&2
+    fi
+    spec="$src"
+  else
+    spec="xllamacpp==$version"  # pip fetches the sdist itself
+  fi
   if NPROC=$(nproc) CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=OFF \
-      '-DCMAKE_C_FLAGS=$no_amx' '-DCMAKE_CXX_FLAGS=$no_amx'" \
-    $PIP install --no-cache-dir --no-deps --force-reinstall --no-binary xllamacpp "xllamacpp==$version"; then
+      '-DCMAKE_C_FLAGS=$flags' '-DCMAKE_CXX_FLAGS=$flags'" \
+    $PIP install --no-cache-dir --no-deps --force-reinstall --no-binary xllamacpp "$spec"; then
     rm -f "$VENV"/.xllamacpp-native-*
+    if [ "$patched" = 1 ]; then
+      "$VENV/bin/python" -c "import pathlib, xllamacpp; (pathlib.Path(xllamacpp.__file__).parent / 'ECOAGENT_AMX_PATCH').write_text('scripts/patches/ggml-amx-tile-config.patch\n')"
+    fi
     touch "$marker"
   else
     echo "setup: compiling llama.cpp failed; keeping PyPI's AVX2 wheel" >&2

@@ -10,6 +10,7 @@ decoded together and share their prompt's cache. Measured against transformers o
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import math
 import os
@@ -131,7 +132,8 @@ class LlamaCppLLM(LLMClient):
         context_per_slot: tokens of context each slot holds (prompt + answer).
         workload: ``"generate"`` (decoding-bound: Syn) or ``"judge"`` (prefill-bound yes/no scoring: the
             Real validator). A judge on a build with AVX-512 loads without llama.cpp's repacked weight
-            layouts, whose Q4_K kernels prefill slower there (``judge_extra_buffers``).
+            layouts, whose Q4_K kernels prefill slower there, unless the build has (patched) AMX kernels,
+            which run from those layouts (``judge_extra_buffers``).
 
     Recommendations:
         One thread when the cores are shared (tests, CI, helpers beside it); two only on an idle machine.
@@ -167,16 +169,17 @@ class LlamaCppLLM(LLMClient):
         params.cpuparams.n_threads = self.threads
         params.cpuparams_batch.n_threads = self.threads
         params.prefill_assistant = True  # a final assistant message is a prefix the answer continues
-        # ggml runs its AMX kernels from an extra buffer type; they died of SIGILL while loading any model
-        # on an Intel Xeon VM that lists amx_int8 (upstream llama.cpp PR #26954). setup.sh compiles them
-        # out; a build that has them loads without extra buffer types (and without the repacked kernels).
+        # ggml runs its AMX kernels from an extra buffer type; as shipped they died of SIGILL while loading
+        # any model on an Intel Xeon VM that lists amx_int8 (upstream llama.cpp PR #26954). setup.sh patches
+        # them (``amx_patched``); a build with unpatched AMX kernels loads without extra buffer types.
         features = cpu_features()
-        if "AMX_INT8" in features:
-            log.warning("this llama.cpp build has AMX kernels, which crash on some CPUs: extra buffers off")
+        unsafe_amx = "AMX_INT8" in features and not amx_patched()
+        if unsafe_amx:
+            log.warning(
+                "this llama.cpp build has unpatched AMX kernels, which crash on some CPUs: extra buffers off"
+            )
         self.workload = workload
-        self.extra_buffers = "AMX_INT8" not in features and (
-            workload == "generate" or judge_extra_buffers(features)
-        )
+        self.extra_buffers = not unsafe_amx and (workload == "generate" or judge_extra_buffers(features))
         params.no_extra_bufts = not self.extra_buffers
         params.verbosity = 0
         started = time.perf_counter()
@@ -207,6 +210,7 @@ class LlamaCppLLM(LLMClient):
             "runtime_cpu_features": " ".join(cpu_features()),
             "runtime_openmp": uses_openmp(),
             "runtime_extra_buffers": self.extra_buffers,
+            "runtime_amx_patched": amx_patched(),
             "runtime_workload": self.workload,
             "model": self._model_id,
             "model_file": self._file.name,
@@ -384,9 +388,19 @@ def judge_extra_buffers(features: list[str]) -> bool:
     Measured with 16 judgments after 4 untimed, 1 thread (``bench/RESULTS.md``, "Judges without repacked
     weights"): on an Intel Xeon VM the AVX-512 build judged in 1.25 CPU-s without them against 1.57 with
     them, while Syn requests cost 1.14x more; PyPI's AVX2 wheel judged the same with or without them there
-    (2.28 / 2.29) and 1.2x slower without them on a Zen 1 EPYC. So only AVX-512 builds judge without them.
+    (2.28 / 2.29) and 1.2x slower without them on a Zen 1 EPYC. So AVX-512 builds judge without them, except
+    builds with ggml's AMX kernels, which live in those layouts: the patched AMX build judged in 0.98 CPU-s
+    on the same VM ("ggml's AMX kernels, patched").
     """
-    return "AVX512" not in features
+    return "AVX512" not in features or "AMX_INT8" in features
+
+
+def amx_patched() -> bool:
+    """Whether the installed llama.cpp was compiled by ``scripts/setup.sh`` with its AMX patch
+    (``scripts/patches/ggml-amx-tile-config.patch``), which leaves a file beside the module."""
+    spec = importlib.util.find_spec("xllamacpp")
+    origin = spec.origin if spec is not None else None
+    return origin is not None and (Path(origin).parent / "ECOAGENT_AMX_PATCH").is_file()
 
 
 def uses_openmp() -> bool:

@@ -19,6 +19,7 @@ from ecoagent.llm.embedded import EmbeddedLLM
 from ecoagent.llm.llamacpp import (
     JUDGE_SLOTS,
     LlamaCppLLM,
+    amx_patched,
     busy_elsewhere,
     cpu_features,
     free_cores,
@@ -262,12 +263,40 @@ def test_the_openmp_flag_says_whether_the_extension_links_libgomp(llm: LlamaCppL
     assert llm.info()["runtime_openmp"] is uses_openmp()
 
 
-def test_a_build_with_amx_kernels_loads_without_extra_buffer_types(llm: LlamaCppLLM) -> None:
-    """ggml's AMX kernels died of SIGILL while loading any model on an Intel Xeon VM that lists amx_int8
-    (upstream llama.cpp PR #26954). setup.sh compiles them out; a build that has them (one compiled
-    elsewhere) must load with extra buffer types off, which is where those kernels run, and say so."""
-    assert llm.info()["runtime_extra_buffers"] is ("AMX_INT8" not in cpu_features())
+def test_a_build_with_unpatched_amx_kernels_loads_without_extra_buffer_types(llm: LlamaCppLLM) -> None:
+    """ggml's AMX kernels as shipped died of SIGILL while loading any model on an Intel Xeon VM that lists
+    amx_int8 (upstream llama.cpp PR #26954). setup.sh patches them and marks the build; an unmarked build
+    with them (one compiled elsewhere) must load with extra buffer types off, which is where those kernels
+    run, and say so. On an AMX machine with setup.sh's build this loads and runs the patched kernels."""
+    unsafe = "AMX_INT8" in cpu_features() and not amx_patched()
+    assert llm.info()["runtime_extra_buffers"] is not unsafe
+    assert llm.info()["runtime_amx_patched"] is amx_patched()
     assert llm.generate([[{"role": "user", "content": "Say hello."}]], SamplingParams(max_new_tokens=4))[0]
+
+
+def test_amx_patched_reads_the_mark_setup_leaves_beside_the_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "xllamacpp"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "xllamacpp", raising=False)
+    assert not amx_patched()
+    (package / "ECOAGENT_AMX_PATCH").write_text("scripts/patches/ggml-amx-tile-config.patch\n")
+    assert amx_patched()
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="reads /proc/cpuinfo")
+def test_a_native_build_on_an_amx_cpu_has_the_patched_amx_kernels() -> None:
+    """setup.sh patches ggml's AMX kernels before compiling for the CPU, and falls back to a build without
+    them when the patch no longer applies (a new xllamacpp): on an AMX CPU that fallback must not pass
+    unnoticed, since it costs 1.3x per judgment there (bench/RESULTS.md)."""
+    flags = set((_field(Path("/proc/cpuinfo").read_text(), "flags") or "").split())
+    features = cpu_features()
+    if "AVX512" not in features or "amx_int8" not in flags:
+        pytest.skip("not setup.sh's native build on an AMX CPU")
+    assert "AMX_INT8" in features and amx_patched()
 
 
 def test_a_judge_loads_without_repacked_weights_only_on_an_avx512_build(llm: LlamaCppLLM) -> None:
@@ -275,14 +304,14 @@ def test_a_judge_loads_without_repacked_weights_only_on_an_avx512_build(llm: Lla
     llama.cpp's repacked weights, while AVX2 builds judged as fast or faster with them (bench/RESULTS.md)."""
     assert judge_extra_buffers(["AVX", "AVX2", "F16C", "FMA"])
     assert not judge_extra_buffers(["AVX", "AVX2", "AVX512", "AVX512_VNNI"])
+    assert judge_extra_buffers(["AVX", "AVX2", "AVX512", "AVX512_VNNI", "AMX_INT8"])  # AMX runs there
     features = cpu_features()
+    safe = "AMX_INT8" not in features or amx_patched()
     judge = make_llm(ModelConfig(llm=SMOLLM2, llm_backend="llamacpp"), threads=1, slots=1, workload="judge")
     try:
-        assert judge.info()["runtime_extra_buffers"] is (
-            "AMX_INT8" not in features and judge_extra_buffers(features)
-        )
+        assert judge.info()["runtime_extra_buffers"] is (safe and judge_extra_buffers(features))
         assert judge.info()["runtime_workload"] == "judge" and llm.info()["runtime_workload"] == "generate"
-        assert llm.info()["runtime_extra_buffers"] is ("AMX_INT8" not in features)  # a generator keeps them
+        assert llm.info()["runtime_extra_buffers"] is safe  # a generator keeps them
         # the same model judges the same way either way (kernels differ, so not bit for bit)
         pairs = [[{"role": "user", "content": "Is Paris in France? Answer yes or no."}]]
         assert judge.yes_probability(pairs)[0] == pytest.approx(llm.yes_probability(pairs)[0], abs=0.05)
