@@ -69,9 +69,10 @@ if [ "$native" = 1 ] && [ ! -f "$marker" ]; then
       '-DCMAKE_C_FLAGS=$flags' '-DCMAKE_CXX_FLAGS=$flags'" \
     $PIP install --no-cache-dir --no-deps --force-reinstall --no-binary xllamacpp "$spec"; then
     rm -f "$VENV"/.xllamacpp-native-*
-    if [ "$patched" = 1 ]; then
-      "$VENV/bin/python" -c "import pathlib, xllamacpp; (pathlib.Path(xllamacpp.__file__).parent / 'ECOAGENT_AMX_PATCH').write_text('scripts/patches/ggml-amx-tile-config.patch\n')"
-    fi
+    # the mark is not in the package's RECORD, so a reinstall would leave an old one behind: set it each time
+    "$VENV/bin/python" -c "import pathlib, sys, xllamacpp
+mark = pathlib.Path(xllamacpp.__file__).parent / 'ECOAGENT_AMX_PATCH'
+mark.write_text('scripts/patches/ggml-amx-tile-config.patch\n') if sys.argv[1] == '1' else mark.unlink(missing_ok=True)" "$patched"
     touch "$marker"
   else
     echo "setup: compiling llama.cpp failed; keeping PyPI's AVX2 wheel" >&2

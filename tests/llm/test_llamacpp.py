@@ -291,7 +291,7 @@ def test_amx_patched_reads_the_mark_setup_leaves_beside_the_module(
 def test_a_native_build_on_an_amx_cpu_has_the_patched_amx_kernels() -> None:
     """setup.sh patches ggml's AMX kernels before compiling for the CPU, and falls back to a build without
     them when the patch no longer applies (a new xllamacpp): on an AMX CPU that fallback must not pass
-    unnoticed, since it costs 1.3x per judgment there (bench/RESULTS.md)."""
+    unnoticed, since it costs 1.18-1.29x per judgment there (bench/RESULTS.md)."""
     flags = set((_field(Path("/proc/cpuinfo").read_text(), "flags") or "").split())
     features = cpu_features()
     if "AVX512" not in features or "amx_int8" not in flags:
