@@ -34,10 +34,10 @@ fi
 # threads to sleep at every barrier (the native OpenMP build generated 1.4x slower; bench/bench_llm_openmp.py).
 # ggml's AMX kernels (Intel CPUs whose cpuinfo lists amx_int8) come in only through a patch: as shipped
 # they died of SIGILL at the first tile instruction on an Intel Xeon VM (2026-12-03; upstream llama.cpp
-# PR #26954). scripts/patches/ggml-amx-tile-config.patch mends them, and with it that VM judged 1.18-1.29x and
-# generated 1.27-1.31x cheaper at one thread, 1.13x at two (bench/RESULTS.md, "ggml's AMX kernels, patched"). The sdist is patched before
-# the compile; where the patch does not apply the build leaves AMX out (-mno-amx-*, which override
-# -march=native). A file beside the installed module records the patch: ecoagent.llm.llamacpp loads the
+# PR #26954). scripts/patches/ggml-amx-tile-config.patch mends them, and with it that VM judged
+# 1.18-1.29x and generated 1.27-1.31x cheaper at one thread, 1.13x at two (bench/RESULTS.md, "ggml's AMX
+# kernels, patched"). The sdist is patched before the compile; where the patch does not apply the build
+# leaves AMX out (-mno-amx-*, which override -march=native). A file beside the installed module records the patch: ecoagent.llm.llamacpp loads the
 # AMX kernels only from such a build.
 # ECOAGENT_NATIVE_LLAMA=1 builds on any CPU, =0 keeps (or restores) the wheel.
 native=${ECOAGENT_NATIVE_LLAMA:-auto}
