@@ -76,7 +76,7 @@ def _quantiles(values: np.ndarray) -> dict[str, float]:
 
 
 # how the model ran, not what it is: not in the key
-RUNTIME_INFO = ("threads", "slots", "runtime", "runtime_openmp", "runtime_workload")
+RUNTIME_INFO = ("threads", "slots", "runtime", "runtime_openmp", "runtime_amx_patched", "runtime_workload")
 
 
 def generation_key(info: dict[str, Any], profile: Profile) -> tuple[GenerationConfig, str]:

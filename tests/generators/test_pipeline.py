@@ -207,8 +207,19 @@ def test_the_generation_key_names_the_model_not_how_it_ran() -> None:
     """Checkpoints resume across thread counts, slots and llama.cpp builds, never across models."""
     profile = get_profile("embedded")
     info = {"backend": "llamacpp", "model": "Qwen/Qwen2.5-Coder-1.5B-Instruct", "model_file_sha256": "a"}
-    ran = {"runtime": "xllamacpp 1", "threads": 2, "slots": 4, "runtime_openmp": True}
+    ran = {
+        "runtime": "xllamacpp 1",
+        "threads": 2,
+        "slots": 4,
+        "runtime_openmp": True,
+        "runtime_amx_patched": True,
+    }
     key = generation_key({**info, **ran}, profile)[1]
-    other_run = {"runtime": "xllamacpp 2", "threads": 1, "slots": 1, "runtime_openmp": False}
+    other_run = {
+        "runtime": "xllamacpp 2",
+        "threads": 1,
+        "slots": 1,
+        "runtime_openmp": False,
+    }  # an older build's info
     assert generation_key({**info, **other_run}, profile)[1] == key
     assert generation_key({**info, **ran, "model_file_sha256": "b"}, profile)[1] != key
