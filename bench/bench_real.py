@@ -94,7 +94,8 @@ def main() -> None:
     name = f"cosine ({profile.models.recall_encoder.split('/')[-1]})"
     rows += _rows(name, labels, kinds, cos, time.perf_counter() - t0, time.process_time() - c0)
     for model in args.llm or [profile.models.llm]:
-        llm = make_llm(dataclasses.replace(profile.models, llm=model), batch_size=8)
+        # loaded as the Real stage loads its judge (one slot; llama.cpp's weight layouts for judging)
+        llm = make_llm(dataclasses.replace(profile.models, llm=model), batch_size=8, workload="judge")
         for few_shot in (False, True) if args.few_shot else (False,):
             convs = [
                 validator_conversation(
