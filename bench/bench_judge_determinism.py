@@ -19,20 +19,23 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from ecoagent.config import get_profile
+from ecoagent.config import ModelConfig, get_profile
 from ecoagent.llm import make_llm
 from ecoagent.parallel import available_cores
 from ecoagent.summary import cpu_model, print_table
 from validators.pipeline import validator_pairs
-from validators.validator import Validator
+from validators.validator import PairText, Validator
 
 
-def score_pass(models, pairs, slots: int, threads: int) -> tuple[np.ndarray, float, float]:
+def score_pass(
+    models: ModelConfig, pairs: Sequence[PairText], slots: int, threads: int
+) -> tuple[np.ndarray, float, float]:
     """One pass: a freshly loaded judge scores every pair (no checkpoint carried over)."""
     llm = make_llm(models, workload="judge", slots=slots, threads=threads)
     try:

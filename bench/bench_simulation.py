@@ -42,7 +42,7 @@ from rated.evaluation.baselines import (
     StaticRetriever,
 )
 from rated.evaluation.candidates import CandidateLists
-from rated.evaluation.failures import Scenario
+from rated.evaluation.failures import FailureSchedule, Scenario
 from rated.evaluation.metrics import PostFailSuccessRate
 from rated.evaluation.rated_policy import RatedPolicy
 from rated.evaluation.simulator import QueryPool, Stream, oracle_success, simulate
@@ -66,6 +66,12 @@ def world(
     ]
     pool = QueryPool([f"q{i}" for i in range(n_queries)], relevant, [str(i) for i in range(n_queries)])
     return tools, q.astype(np.float32), pool, rng.random(n_tools)
+
+
+def failures(stream: Stream, n_tools: int, seed: int) -> tuple[FailureSchedule, np.ndarray]:
+    """The paper's failure schedule (rho = 20%) for one stream, and the oracle's success per step."""
+    schedule = Scenario("rho=20%").build(stream.relevant_per_step(), n_tools, seed)
+    return schedule, oracle_success(stream, schedule)
 
 
 def main() -> None:
@@ -119,8 +125,7 @@ def main() -> None:
 
     stream = Stream.sample(pool, args.steps, args.seed)
     t0 = time.perf_counter()
-    schedule = Scenario("rho=20%").build(stream.relevant_per_step(), args.tools, args.seed)
-    oracle = oracle_success(stream, schedule)
+    schedule, oracle = failures(stream, args.tools, args.seed)
     schedule_s = time.perf_counter() - t0
 
     rows, base = [], None
@@ -154,8 +159,7 @@ def compare_workers(policies: list, pool: QueryPool, args: argparse.Namespace) -
     def one_run(seed: int) -> list[str]:
         """Per method, a fingerprint of the run's trace: every tool it called, step by step."""
         stream = Stream.sample(pool, args.steps, seed)
-        schedule = Scenario("rho=20%").build(stream.relevant_per_step(), args.tools, seed)
-        oracle = oracle_success(stream, schedule)
+        schedule, oracle = failures(stream, args.tools, seed)
         traces = [simulate(p, stream, schedule, oracle) for p in policies]
         return [
             hashlib.sha256(t.selected.tobytes() + t.attempts.tobytes() + t.success.tobytes()).hexdigest()

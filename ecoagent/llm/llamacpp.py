@@ -27,6 +27,7 @@ from ecoagent.config import QWEN_CODER_0_5B, QWEN_CODER_1_5B, SMOLLM2
 from ecoagent.llm.base import Conversation, LLMClient, SamplingParams, StopWhen
 from ecoagent.llm.yes_no import yes_share
 from ecoagent.models import QWEN_PARTS, canonical, gguf_sha256, packaged_gguf, smollm2_gguf
+from ecoagent.parallel import available_cores
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +77,6 @@ def free_cores() -> int:
     llama.cpp's threads spin on barriers: with 2 threads on a machine whose other core is busy it fell
     from 53 to 0.9 tok/s (``../shared/MODELS.md``), so the default takes only the cores that are idle.
     """
-    from ecoagent.parallel import available_cores
-
     cores = available_cores()
     busy = busy_elsewhere()
     if busy is None:  # pragma: no cover - not on Linux

@@ -215,11 +215,7 @@ def test_the_generation_key_names_the_model_not_how_it_ran() -> None:
         "runtime_amx_patched": True,
     }
     key = generation_key({**info, **ran}, profile)[1]
-    other_run = {
-        "runtime": "xllamacpp 2",
-        "threads": 1,
-        "slots": 1,
-        "runtime_openmp": False,
-    }  # an older build's info
+    # an older build's info, without runtime_amx_patched
+    other_run = {"runtime": "xllamacpp 2", "threads": 1, "slots": 1, "runtime_openmp": False}
     assert generation_key({**info, **other_run}, profile)[1] == key
     assert generation_key({**info, **ran, "model_file_sha256": "b"}, profile)[1] != key
