@@ -89,6 +89,11 @@ class ArtifactDir:
         """The MCP example-prompt query set (``validators.mcp_prompts.PROMPT_SCHEMA``)."""
         return self.real / "mcp_prompts.parquet"
 
+    @property
+    def real_mcp_server_prompts(self) -> Path:
+        """Every request-like MCP example prompt, labelled with all records of its server (no LLM)."""
+        return self.real / "mcp_server_prompts.parquet"
+
     # review
     @property
     def review(self) -> Path:

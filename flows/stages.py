@@ -87,6 +87,7 @@ STAGES: dict[str, StageSpec] = {
                 "real/pairs.parquet",
                 "real/stats.json",
                 "real/mcp_prompts.parquet",
+                "real/mcp_server_prompts.parquet",
             ),
             reads_mirror=True,
             uses_llm=True,
@@ -105,14 +106,21 @@ STAGES: dict[str, StageSpec] = {
             # the encoder trains on Syn only; Real's test split is read to report the fine-tuned encoder
             # against its backbone on data it never saw (model/metrics.json)
             needs=("crawl", "syn", "real"),
-            reads=("tools.parquet", "syn", "real/pairs.parquet"),
+            reads=("tools.parquet", "syn", "real/pairs.parquet", "real/mcp_server_prompts.parquet"),
             writes=("model",),
         ),
         StageSpec(
             "evaluate",
             "rated.evaluation.pipeline:run",
             needs=("crawl", "syn", "real", "train"),
-            reads=("tools.parquet", "syn", "real/pairs.parquet", "real/mcp_prompts.parquet", "model"),
+            reads=(
+                "tools.parquet",
+                "syn",
+                "real/pairs.parquet",
+                "real/mcp_prompts.parquet",
+                "real/mcp_server_prompts.parquet",
+                "model",
+            ),
             writes=("eval/report.json",),
         ),
         StageSpec(

@@ -187,6 +187,7 @@ def held_out_sets(
     train_tools: set[str],
     real_pairs: pl.DataFrame | None,
     naming: set[str] | None = None,
+    mcp_server: pl.DataFrame | None = None,
 ) -> dict[str, tuple[pl.DataFrame, str]]:
     """The held-out (query_id, query, tool_id) pairs the fine-tuned encoder is judged on, with a description.
 
@@ -195,7 +196,10 @@ def held_out_sets(
     ``names_tool``), which an encoder can find by the tool's name alone, so a gain here rests on the
     request itself;
     ``syn_query_split_test_seen_tools``: ``split == test`` restricted to tools the training pairs hold
-    (the paper's setting: new queries for known tools); ``real_test``: Real's test split.
+    (the paper's setting: new queries for known tools); ``real_test``: Real's test split;
+    ``mcp_server_prompts``: MCP server authors' example prompts (``mcp_server``, one row per prompt with a
+    ``tool_ids`` list), a hit being any record of the author's server: real requests whose labels no LLM
+    and no retriever chose.
     """
     cols = ["query_id", "query", "tool_id"]
     out: dict[str, tuple[pl.DataFrame, str]] = {}
@@ -221,6 +225,13 @@ def held_out_sets(
         out["real_test"] = (
             real_pairs.filter(pl.col("split") == "test").select(cols),
             "Real (ToolBench queries), test split",
+        )
+    if mcp_server is not None and mcp_server.height:
+        from rated.evaluation.data import prompt_pairs
+
+        out["mcp_server_prompts"] = (
+            prompt_pairs(mcp_server),
+            "MCP server authors' example prompts, any record of the author's server counts",
         )
     return out
 
@@ -309,6 +320,11 @@ def _why_not(comparison: dict[str, Any], record: dict[str, Any]) -> str | None:
         reasons.append(
             "Real queries (ToolBench users) differ in style from Syn's LLM-written ones, and Real's labels "
             "were recalled by the pretrained encoders (see the construction-advantage line of Table 1)"
+        )
+    if "mcp_server_prompts" in lost:
+        reasons.append(
+            "MCP server authors' requests are real text about servers the towers never trained on (Syn "
+            "covers about 100 tools): what fine-tuning taught did not carry to them"
         )
     if record["val_after"].get("mrr@10", 0.0) <= record["val_before"].get("mrr@10", 0.0):
         reasons.append("Syn val did not improve either: the run is too short or the learning rate too low")
@@ -432,6 +448,8 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
         inputs["negatives"] = file_sha256(art.syn_negatives)
     if art.real_pairs.exists():  # only for the held-out comparison: the encoder never trains on Real
         inputs["real_pairs"] = file_sha256(art.real_pairs)
+    if art.real_mcp_server_prompts.exists():  # the same: a held-out set, never trained on
+        inputs["mcp_server_prompts"] = file_sha256(art.real_mcp_server_prompts)
     fp = fingerprint({"config": config.to_dict(), "inputs": inputs})
     if not force and art.is_done(STAGE, fp) and (art.model / "modules.json").exists():
         log.info("train: %s already holds a model for this config and data; skipping", art.model)
@@ -473,6 +491,9 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
         raise RuntimeError(f"the saved model does not reproduce the trained one (max diff {diff:.2e})")
     t0 = time.perf_counter()
     real_pairs = pl.read_parquet(art.real_pairs) if art.real_pairs.exists() else None
+    mcp_server = (
+        pl.read_parquet(art.real_mcp_server_prompts) if art.real_mcp_server_prompts.exists() else None
+    )
     train_tools = set(positives.filter(train_rows(positives))["tool_id"].to_list())
     backbone = DualEncoder.from_backbones(
         config.query_encoder, config.tool_encoder, config.pooling, config.max_seq_length
@@ -481,7 +502,7 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
 
     comparison = held_out_comparison(
         tools,
-        held_out_sets(positives, train_tools, real_pairs, naming_queries(art)),
+        held_out_sets(positives, train_tools, real_pairs, naming_queries(art), mcp_server),
         # the reloaded copy is what the evaluation loads: its catalog vectors land in the shared cache
         {"fine-tuned": reloaded, "backbone": backbone},
     )

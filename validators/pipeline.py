@@ -329,6 +329,7 @@ class McpCandidates:
 
     read: int = 0
     sampled: int = 0
+    prompts: tuple[Any, ...] = ()  # every prompt read, labelled with all of its server's records
     top: tuple[Any, ...] = ()
     pairs: tuple[PairText, ...] = ()
     documents: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -366,7 +367,7 @@ def mcp_candidates(tools: pl.DataFrame, mirror: Path, cfg: RealConfig) -> McpCan
         for p in top
         for t in p.tool_ids
     }
-    return McpCandidates(len(prompts), len(sampled), tuple(top), pairs, documents)
+    return McpCandidates(len(prompts), len(sampled), tuple(prompts), tuple(top), pairs, documents)
 
 
 def build_mcp_prompts(
@@ -376,17 +377,28 @@ def build_mcp_prompts(
     validator: Validator,
     threshold: float,
     out_path: Path,
+    server_path: Path | None = None,
 ) -> dict[str, Any]:
     """The third query stream: mcpm.sh's example prompts labelled with their server's right tools.
 
     The validator (the stage's own, at its calibrated threshold) keeps the candidates (``mcp_candidates``)
     it says yes to. Writes ``out_path`` (empty, with the reason in the
     returned stats, when the tool table has no MCP records or the snapshot no mcpm files).
+    ``server_path`` gets every prompt read, not only the sample, labelled with all of its server's
+    records: server-level labels that no LLM and no retriever chose (the ``mcp_server`` stream).
     """
     from validators.mcp_prompts import narrow, write_prompts
 
     base = {"cap": cfg.mcp_prompts_max, "candidates_per_prompt": cfg.mcp_prompt_candidates}
     found = mcp_candidates(tools, mirror, cfg)
+    if server_path is not None:
+        server = write_prompts(list(found.prompts), server_path)
+        base["server_level"] = {
+            "prompts": server.height,
+            "servers": server["server"].n_unique() if server.height else 0,
+            "labels": int(server["tool_ids"].list.len().sum()) if server.height else 0,
+            "path": server_path.name,
+        }
     if found.empty:
         write_prompts([], out_path)
         log.warning("MCP prompt set is empty: %s", found.empty)
@@ -446,7 +458,12 @@ def stage_fingerprint(cfg: RealConfig, profile: Profile, tools: pl.DataFrame, pa
 
 
 def _done(art: ArtifactDir, config_fp: str) -> bool:
-    return art.is_done(STAGE, config_fp) and art.real_pairs.exists() and art.real_stats.exists()
+    return (
+        art.is_done(STAGE, config_fp)
+        and art.real_pairs.exists()
+        and art.real_stats.exists()
+        and art.real_mcp_server_prompts.exists()
+    )
 
 
 # the stage's three validator checkpoints, in the order it scores them
@@ -592,6 +609,7 @@ def run(
             mcp_validator,
             threshold,
             art.real_mcp_prompts,
+            art.real_mcp_server_prompts,
         )
         timings["mcp_prompts_s"] = time.perf_counter() - t0
         timings["mcp_prompts_scored"] = mcp_validator.scored

@@ -394,12 +394,13 @@ def render_card(
         f'syn = load_dataset("{repo}", "syn")                          # train / validation / test\n'
         f'unseen = load_dataset("{repo}", "syn_tool_split", split="test")  # tools unseen in train\n'
         f'mcp = load_dataset("{repo}", "mcp_prompts", split="test")   # MCP servers\' example prompts\n'
+        f'mcp_all = load_dataset("{repo}", "mcp_server_prompts", split="test")  # all of them, server-level\n'
         f'corpus = load_dataset("{repo}", "corpus", split="corpus")\n'
         f'queries = load_dataset("{repo}", "queries", split="queries")\n'
         f'qrels = load_dataset("{repo}", "qrels", split="test")      # also syn_test, real_test\n```\n'
         "`default` is an alias of `qrels` (the MTEB layout: `corpus`, `queries`, judgements in `default`). "
         "Single-table configs (`tools`, `real_decisions`, `manual_check`) have one split, `train`; "
-        "`mcp_prompts` has one split, `test`. `syn` is split by query (the paper's split: a test query's "
+        "`mcp_prompts` and `mcp_server_prompts` have one split, `test`. `syn` is split by query (the paper's split: a test query's "
         "tool also has train queries); `syn_tool_split` holds the same pairs split by tool (with its "
         "cross-platform equivalents), so its test tools never occur in train. "
         "Queries' `_id`s are prefixed with their source (`syn:` / `real:`); `qrels` has one split per "

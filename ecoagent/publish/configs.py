@@ -43,6 +43,7 @@ CONFIG_ORDER = (
     "real",
     "real_decisions",
     "mcp_prompts",
+    "mcp_server_prompts",
     "manual_check",
     "corpus",
     "queries",
@@ -65,6 +66,9 @@ DESCRIPTIONS = {
     "tool (with its cross-platform equivalents) is in one split only; test tools are unseen in train.",
     "mcp_prompts": "MCP example prompts: requests MCP server authors wrote for their own server (mcpm.sh), "
     "labelled with the server tools the validator accepts; one split, test.",
+    "mcp_server_prompts": "MCP example prompts, server-level: every request-like prompt MCP server authors "
+    "wrote for their own server (mcpm.sh), labelled with all of that server's records in `tools` (a "
+    "retriever hits when it finds any of them); no LLM or retriever chose the labels; one split, test.",
     "syn_negatives": "EcoAgent-Syn negatives: two negative tools per positive pair (one hard, mined "
     "with SBERT; one random), with the query-negative cosine.",
     "real": "EcoAgent-Real: ToolBench queries paired with the catalog tools the validator kept.",
@@ -271,18 +275,23 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
     else:
         absent["real_decisions"] = "real/decisions.parquet"
 
-    prompts = _read(art.real_mcp_prompts)
-    if prompts is not None:
+    # the judged MCP prompts and all of them with server-level labels: one schema, one split (test)
+    for name, path in (
+        ("mcp_prompts", art.real_mcp_prompts),
+        ("mcp_server_prompts", art.real_mcp_server_prompts),
+    ):
+        prompts = _read(path)
+        if prompts is None:
+            absent[name] = f"real/{path.name}"
+            continue
         src = platforms(prompts.explode("tool_ids").rename({"tool_ids": "tool_id"}))
-        configs["mcp_prompts"] = Config(
-            "mcp_prompts",
+        configs[name] = Config(
+            name,
             {"test": prompts.sort("query_id")} if prompts.height else {},
             _licenses(src),
-            DESCRIPTIONS["mcp_prompts"],
+            DESCRIPTIONS[name],
             sorted(src),
         )
-    else:
-        absent["mcp_prompts"] = "real/mcp_prompts.parquet"
 
     # --- manual check ----------------------------------------------------------------------------------
     sample = _read(art.review_sample)

@@ -21,16 +21,20 @@ from rated.evaluation.simulator import QueryPool
 
 log = logging.getLogger(__name__)
 
-Dataset = Literal["syn", "syn_tool", "real", "mcp"]
+Dataset = Literal["syn", "syn_tool", "real", "mcp", "mcp_server"]
 # the query streams: Syn on its query split (the paper's), Syn on its tool-disjoint split (every test tool
-# unseen in training), Real (ToolBench), and the MCP servers' own example prompts (all test)
-DATASETS: tuple[str, ...] = ("syn", "syn_tool", "real", "mcp")
+# unseen in training), Real (ToolBench), the MCP servers' own example prompts with the tools the validator
+# accepted (all test), and every such prompt with all of its server's records (all test, no LLM)
+DATASETS: tuple[str, ...] = ("syn", "syn_tool", "real", "mcp", "mcp_server")
 DATASET_LABELS = {
     "syn": "EcoAgent-Syn, query split (the paper's: test tools were seen in training)",
     "syn_tool": "EcoAgent-Syn, tool-disjoint split (test tools unseen in training)",
     "real": "EcoAgent-Real (ToolBench queries)",
     "mcp": "MCP example prompts (server authors' requests; test only)",
+    "mcp_server": "MCP example prompts, server-level labels (any record of the author's server; test only)",
 }
+# where each MCP stream's prompt table lives (``validators.mcp_prompts.PROMPT_SCHEMA``)
+_MCP_FILES = {"mcp": "real_mcp_prompts", "mcp_server": "real_mcp_server_prompts"}
 
 
 PAIRS_SCHEMA = {"query_id": pl.String, "query": pl.String, "tool_id": pl.String, "split": pl.String}
@@ -71,7 +75,8 @@ def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
 
     ``syn_tool`` is Syn with its ``split_tool`` column as the split (empty when Syn predates it); ``mcp``
     is ``real/mcp_prompts.parquet`` exploded to one row per labelled tool, every prompt in ``test``
-    (empty when the Real stage wrote no prompt set).
+    (empty when the Real stage wrote no prompt set); ``mcp_server`` is ``real/mcp_server_prompts.parquet``
+    the same way.
     """
     if dataset == "syn":
         return pl.read_parquet(art.require(art.syn_positives, "syn")).select(
@@ -82,20 +87,25 @@ def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
         if "split_tool" not in syn.columns:
             return syn.select("query_id", "query", "tool_id", "split").clear()
         return syn.select("query_id", "query", "tool_id", pl.col("split_tool").alias("split"))
-    if dataset == "mcp":
-        if not art.real_mcp_prompts.exists():
+    if dataset in _MCP_FILES:
+        path = getattr(art, _MCP_FILES[dataset])
+        if not path.exists():
             return pl.DataFrame(schema=PAIRS_SCHEMA)
-        prompts = pl.read_parquet(art.real_mcp_prompts)
-        return (
-            prompts.explode("tool_ids")
-            .drop_nulls("tool_ids")
-            .select("query_id", "query", pl.col("tool_ids").alias("tool_id"), pl.lit("test").alias("split"))
-        )
+        return prompt_pairs(pl.read_parquet(path)).with_columns(pl.lit("test").alias("split"))
     if dataset == "real":
         return pl.read_parquet(art.require(art.real_pairs, "real")).select(
             "query_id", "query", "tool_id", "split"
         )
     raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
+
+
+def prompt_pairs(prompts: pl.DataFrame) -> pl.DataFrame:
+    """An MCP prompt table (one row per prompt, a ``tool_ids`` list) as (query_id, query, tool_id) pairs."""
+    return (
+        prompts.explode("tool_ids")
+        .drop_nulls("tool_ids")
+        .select("query_id", "query", pl.col("tool_ids").alias("tool_id"))
+    )
 
 
 def naming_queries(art: ArtifactDir) -> set[str] | None:

@@ -74,7 +74,7 @@ def real(out: Path, profile: Any, mirror: str | None = None) -> dict[str, Any]:
     a = ArtifactDir(out)
     _log(out, "real", met=_rendezvous(out, "real", "syn"))
     tools = a.tools.read_text()
-    for path in (a.real_decisions, a.real_pairs, a.real_mcp_prompts):
+    for path in (a.real_decisions, a.real_pairs, a.real_mcp_prompts, a.real_mcp_server_prompts):
         _write(path, tools)
     write_json(a.real_stats, {"pairs": 3})
     return {"pairs": 3}

@@ -163,6 +163,15 @@ def build_small_out(root: Path, tools_source: Path, mirror: Path) -> Path:
         ],
         art.real_mcp_prompts,
     )
+    # every prompt with all of its server's records (the server-level set): one more prompt than judged
+    write_prompts(
+        [
+            McpPrompt("mcp:s:0", qs[12]["query"], tuple(picked[:3]), "s", "mcpm/s.json examples[0]"),
+            McpPrompt("mcp:s:1", qs[13]["query"], tuple(picked[:3]), "s", "mcpm/s.json examples[1]"),
+            McpPrompt("mcp:s:2", qs[11]["query"], tuple(picked[:3]), "s", "mcpm/s.json examples[2]"),
+        ],
+        art.real_mcp_server_prompts,
+    )
     write_parquet(pl.DataFrame(neg_rows), art.syn_negatives)
     write_json(
         art.syn_stats,

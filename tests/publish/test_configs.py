@@ -37,6 +37,7 @@ def _expected(out: Path) -> dict[str, dict[str, int]]:
         "real": per_split(pairs),
         "real_decisions": {"train": pl.read_parquet(art.real_decisions).height},
         "mcp_prompts": {"test": pl.read_parquet(art.real_mcp_prompts).height},
+        "mcp_server_prompts": {"test": pl.read_parquet(art.real_mcp_server_prompts).height},
         "manual_check": {"train": pl.read_parquet(art.review_sample).height},
         "corpus": {"corpus": tools},
         "queries": {"queries": syn["query_id"].n_unique() + pairs["query_id"].n_unique()},
@@ -83,6 +84,11 @@ def test_the_tool_disjoint_config_keeps_every_tool_in_one_split(
     assert query_split_tools["test"] & query_split_tools["train"]  # the paper's split shares tools
     mcp = datasets.load_dataset(folder, "mcp_prompts", split="test", cache_dir=cache)
     assert mcp.num_rows == 2 and mcp.column_names == ["query_id", "query", "tool_ids", "server", "source"]
+    every = datasets.load_dataset(folder, "mcp_server_prompts", split="test", cache_dir=cache)
+    assert every.num_rows == 3 and every.column_names == mcp.column_names
+    # the judged prompts' labels are among their server's records
+    server_labels = dict(zip(every["query_id"], every["tool_ids"], strict=True))
+    assert all(set(t) <= set(server_labels[q]) for q, t in zip(mcp["query_id"], mcp["tool_ids"], strict=True))
 
 
 def test_beir_configs_have_the_toolkit_columns(published: dict, small_out: Path) -> None:
@@ -135,6 +141,7 @@ def test_tools_only_folder_publishes_and_lists_absent_configs(tools_source: Path
         "real",
         "real_decisions",
         "mcp_prompts",
+        "mcp_server_prompts",
         "manual_check",
         "queries",
         "qrels",

@@ -112,6 +112,23 @@ def test_held_out_comparison_scores_known_answers(small_tools, dual_encoder) -> 
     assert sets["syn_tool_split_test_not_naming_tool"][0]["query_id"].to_list() == ["q9", "q10"]
     result = held_out_comparison(small_tools, sets, {"fine-tuned": dual_encoder, "backbone": dual_encoder})
     assert result["syn_tool_split_test_not_naming_tool"]["distinct_queries"] == 2
+    # MCP authors' prompts with server-level labels: any of the server's records is a hit
+    server = pl.DataFrame(
+        {
+            "query_id": ["mcp:s:0", "mcp:s:1"],
+            "query": [docs[20], docs[21]],
+            "tool_ids": [[ids[20], ids[30]], [ids[30], ids[21], ids[31]]],
+            "server": ["s", "t"],
+            "source": ["mcpm/s.json examples[0]", "mcpm/t.json examples[0]"],
+        }
+    )
+    sets = held_out_sets(positives, train_tools, None, mcp_server=server)
+    assert sets["mcp_server_prompts"][0].height == 5
+    result = held_out_comparison(small_tools, sets, {"fine-tuned": dual_encoder, "backbone": dual_encoder})
+    block = result["mcp_server_prompts"]
+    assert block["distinct_queries"] == 2 and block["true_tools"] == 4  # ids[30] serves both
+    assert block["fine-tuned"]["MRR"] == 1.0  # each prompt is one of its server's documents
+    assert "mcp_server_prompts" not in held_out_sets(positives, train_tools, None, mcp_server=server.clear())
 
 
 def test_triples_without_negatives_fall_back_to_random_other_tools(small_tools, syn) -> None:
@@ -198,3 +215,13 @@ def test_why_not_names_tool_learning_when_only_the_not_naming_set_is_lost() -> N
     assert "learned tool names" in why
     comparison["syn_tool_split_test_not_naming_tool"]["mrr_gain"] = 0.02
     assert _why_not(comparison, record) is None
+
+
+def test_why_not_says_the_gain_did_not_carry_to_mcp_authors_requests() -> None:
+    from rated.train import _why_not
+
+    record = {"train_examples": 5000, "val_before": {"mrr@10": 0.4}, "val_after": {"mrr@10": 0.5}}
+    comparison = {"syn_tool_split_test": {"mrr_gain": 0.04}, "mcp_server_prompts": {"mrr_gain": -0.02}}
+    why = _why_not(comparison, record)
+    assert why is not None and "on mcp_server_prompts:" in why and "did not carry" in why
+    assert "learned tool names" not in why and "too few" not in why

@@ -118,9 +118,21 @@ def test_the_real_stage_labels_a_capped_sample_over_the_top_candidates(
     assert cfg.mcp_prompt_candidates == 3
     judge = OverlapValidator()
     out = tmp_path / "real" / "mcp_prompts.parquet"
-    stats = build_mcp_prompts(mcp_tools, mirror, cfg, judge, 0.5, out)
+    server_out = tmp_path / "real" / "mcp_server_prompts.parquet"
+    stats = build_mcp_prompts(mcp_tools, mirror, cfg, judge, 0.5, out, server_out)
     frame = pl.read_parquet(out)
     assert stats["read"] == 870 and stats["sampled"] == 30 and stats["cap"] == 30
+    # every prompt read, not only the sample, with all of its server's records and no judgment
+    server = pl.read_parquet(server_out)
+    assert server.height == 870 == stats["server_level"]["prompts"]
+    assert server["server"].n_unique() == stats["server_level"]["servers"] == 213
+    listed_in: dict[str, set[str]] = {}
+    for tool_id, sources in mcp_tools.select("tool_id", "sources").iter_rows():
+        for where in sources:
+            listed_in.setdefault(where, set()).add(tool_id)
+    for row in server.iter_rows(named=True):
+        where = row["source"].rsplit(" examples[", 1)[0]
+        assert set(row["tool_ids"]) == listed_in[where]  # every record its mcpm file lists
     per_prompt: dict[str, int] = {}
     for pair in judge.judged:
         per_prompt[pair.query_id] = per_prompt.get(pair.query_id, 0) + 1
@@ -133,6 +145,7 @@ def test_the_real_stage_labels_a_capped_sample_over_the_top_candidates(
         assert all((row["query_id"], t) in judged for t in row["tool_ids"])
     # a tool table without MCP records gives an empty set that says why
     empty = build_mcp_prompts(
-        mcp_tools.with_columns(pl.lit("n8n").alias("platform")), mirror, cfg, judge, 0.5, out
+        mcp_tools.with_columns(pl.lit("n8n").alias("platform")), mirror, cfg, judge, 0.5, out, server_out
     )
     assert empty["prompts"] == 0 and "no MCP records" in empty["empty"] and pl.read_parquet(out).height == 0
+    assert empty["server_level"]["prompts"] == 0 and pl.read_parquet(server_out).height == 0

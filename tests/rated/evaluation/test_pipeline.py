@@ -121,6 +121,15 @@ def tiny_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
         art.real_mcp_prompts,
     )
+    # the server-level set: every prompt with all of the server's records (one more prompt than judged)
+    server_tools = tuple(sorted({f"test:{t}" for _, ts in MCP_PROMPTS for t in ts}))
+    write_prompts(
+        [
+            McpPrompt(f"mcp:s:{i}", q, server_tools, "s", f"mcpm/s.json examples[{i}]")
+            for i, q in enumerate([q for q, _ in MCP_PROMPTS] + ["Send an email to the team"])
+        ],
+        art.real_mcp_server_prompts,
+    )
     from rated.encoder import DualEncoder
 
     DualEncoder.from_backbones("sentence-transformers/all-MiniLM-L6-v2").save(str(art.model))
@@ -177,7 +186,7 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     assert "RATED w/o Contrastive (encoder only)" in methods
     # the pretrained encoder and w/o Contrastive's encoder-only row are the same model: equal numbers
     rows = {(r["method"], r["split"]): r for r in report["offline"]["rows"]}
-    for split in ("syn", "syn_tool", "real", "mcp"):
+    for split in ("syn", "syn_tool", "real", "mcp", "mcp_server"):
         assert (
             rows[("all-MiniLM-L6-v2", split)]["MRR"]
             == rows[("RATED w/o Contrastive (encoder only)", split)]["MRR"]
@@ -185,7 +194,12 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     pools = report["offline"]["pools"]
     assert pools["syn_tool"] == {"queries": 9, "true_tools": 3}  # the three tool-split test tools
     assert pools["syn"]["queries"] == 24 and pools["mcp"] == {"queries": 3, "true_tools": 3}
-    assert set(report["offline"]["significance"]) == {"syn", "syn_tool", "real", "mcp"}
+    assert pools["mcp_server"] == {"queries": 4, "true_tools": 3}
+    # every prompt is labelled with all three of the server's records: one hit is a third of the recall
+    for method in ("TF-IDF", "BM25", "all-MiniLM-L6-v2"):
+        assert rows[(method, "mcp_server")]["Recall@1"] <= 1 / 3 + 1e-9
+        assert rows[(method, "mcp_server")]["MRR"] > 0
+    assert set(report["offline"]["significance"]) == {"syn", "syn_tool", "real", "mcp", "mcp_server"}
     # construction advantage: TF-IDF took no part (plain MRR); MiniLM did not propose only the Gmail pairs
     adv = report["offline"]["construction_advantage"]["methods"]
     assert adv["TF-IDF"]["proposer"] is None and adv["TF-IDF"]["mrr_not_proposed"] == pytest.approx(
@@ -241,6 +255,7 @@ def test_pipeline_writes_the_report_and_repeats(tiny_out: Path, monkeypatch: pyt
     assert "Table 1" in md and "Table 2" in md and "Table 3" in md
     assert "SMOKE TEST" in md and "AS (paper)" in md and "Pre-fail SR" in md
     assert "### syn_tool: EcoAgent-Syn, tool-disjoint split" in md and "### mcp:" in md
+    assert "### mcp_server: MCP example prompts, server-level labels" in md
     assert "**Construction advantage**" in md and "no part in construction" in md
     # the train stage's held-out comparison is carried into the report as it is
     assert report["fine_tuning"]["held_out"]["syn_tool_split_test"]["mrr_gain"] == -0.05

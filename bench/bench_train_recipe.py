@@ -1,0 +1,239 @@
+"""Benchmark of the train stage's recipe: does a longer or faster run move the encoder on unseen tools?
+
+The train stage (``rated.train``) fine-tunes RATED's towers on the Syn pairs that are ``train`` in both
+split columns. This retrains them on one or more finished builds with each recipe (epochs x learning
+rate x which pairs) and ranks the whole catalog with the fine-tuned towers and the untrained backbone on
+
+- ``unseen val``: ``split_tool == val``, tools no recipe trains on: **the set a recipe is chosen on**;
+- ``unseen test``: ``split_tool == test``, what the stage reports (read it only after choosing);
+- ``seen test``: ``split == test`` restricted to the training tools (the paper's setting);
+- ``mcp server``: MCP server authors' example prompts, any record of the author's server a hit
+  (``real/mcp_server_prompts.parquet``, when the build has it): real requests no LLM labelled.
+
+Per build and pooled over builds (the per-query reciprocal ranks of all builds together), it prints the
+MRR of each recipe minus the backbone's, with Table 1's paired bootstrap interval over queries and,
+pooled, one that resamples whole tools (MCP: servers). Several builds are several draws of Syn's queries;
+builds of the default profile share their 100 tools (the sample is seeded), so pooling adds queries, not
+tools: the interval over tools is the one that says whether a gain would carry to other tools.
+
+    .venv/bin/python bench/bench_train_recipe.py --builds OUT1 OUT2 OUT3 \
+        --recipes 1:2e-5,1:1e-5,1:5e-5,3:5e-5,1:1e-4,3:1e-4
+
+A recipe is ``EPOCHS:LR`` or ``EPOCHS:LR:wide`` (``wide`` adds the query split's val queries of training
+tools, ``split_tool == train and split == val``: pairs no test set holds). Nothing is written to the builds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from ecoagent.artifacts import ArtifactDir
+from ecoagent.config import get_profile
+from ecoagent.summary import cpu_model, print_table
+from rated.config import TrainConfig
+from rated.encoder import DualEncoder
+from rated.evaluation.data import Catalog, naming_queries, pool_from_pairs, prompt_pairs
+from rated.evaluation.metrics import RetrievalScores
+from rated.evaluation.offline import rankings_from_scores
+from rated.evaluation.significance import compare
+from rated.train import fine_tune, train_rows, training_triples
+from validators.mcp_prompts import PROMPT_SCHEMA
+
+SETS = ("unseen val", "unseen test", "unseen test, not naming", "seen test", "mcp server")
+
+
+def held_out(positives: pl.DataFrame, naming: set[str], mcp_server: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The query sets above, as (query_id, query, tool_id) pairs."""
+    cols = ["query_id", "query", "tool_id"]
+    train_tools = sorted(set(positives.filter(train_rows(positives))["tool_id"].to_list()))
+    unseen_test = positives.filter(pl.col("split_tool") == "test")
+    return {
+        "unseen val": positives.filter(pl.col("split_tool") == "val").select(cols),
+        "unseen test": unseen_test.select(cols),
+        "unseen test, not naming": unseen_test.filter(~pl.col("query_id").is_in(sorted(naming))).select(cols),
+        "seen test": positives.filter(
+            (pl.col("split") == "test") & pl.col("tool_id").is_in(train_tools)
+        ).select(cols),
+        "mcp server": prompt_pairs(mcp_server),
+    }
+
+
+def clusters_of(name: str, frame: pl.DataFrame, query_ids: list[str]) -> np.ndarray:
+    """The unit each query shares with others: its tool (Syn: the builds share their 100 tools, so
+    their queries of one tool are not independent) or, for MCP prompts, its server."""
+    if name == "mcp server":
+        return np.array([q.split(":")[1] for q in query_ids])
+    first = dict(frame.group_by("query_id").agg(pl.col("tool_id").min()).iter_rows())
+    return np.array([first[q] for q in query_ids])
+
+
+def clustered_ci(
+    diff: np.ndarray, clusters: np.ndarray, n: int = 10_000, seed: int = 0
+) -> tuple[float, float]:
+    """95% interval of the mean difference, resampling whole clusters (tools or servers) with replacement."""
+    keys, inverse = np.unique(clusters, return_inverse=True)
+    sums = np.bincount(inverse, weights=diff, minlength=len(keys))
+    counts = np.bincount(inverse, minlength=len(keys)).astype(np.float64)
+    pick = np.random.default_rng(seed).integers(0, len(keys), size=(n, len(keys)))
+    means = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def reciprocal_ranks(encoder: DualEncoder, catalog: Catalog, pools: dict) -> dict[str, np.ndarray]:
+    """Per-query reciprocal rank (MRR@100, Table 1's cut) of each set, ranking the whole catalog."""
+    tools = encoder.encode_tools(catalog.documents)
+    out = {}
+    for name, pool in pools.items():
+        scores = (encoder.encode_queries(pool.queries) @ tools.T).astype(np.float64)
+        out[name] = RetrievalScores.compute(rankings_from_scores(scores), pool.relevant).rr
+    return out
+
+
+def parse_recipe(text: str) -> tuple[float, float, bool]:
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "wide"):
+        raise SystemExit(f"recipe {text!r}: expected EPOCHS:LR or EPOCHS:LR:wide")
+    return float(parts[0]), float(parts[1]), len(parts) == 3
+
+
+def widen(positives: pl.DataFrame) -> pl.DataFrame:
+    """Relabel the query split's val queries of training tools as train, so ``training_triples`` takes them."""
+    extra = (pl.col("split_tool") == "train") & (pl.col("split") == "val")
+    return positives.with_columns(
+        pl.when(extra).then(pl.lit("train")).otherwise(pl.col("split")).alias("split")
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--builds", nargs="+", type=Path, required=True, help="finished build folders")
+    parser.add_argument("--recipes", default="1:2e-5,1:1e-5,1:5e-5,3:5e-5")
+    parser.add_argument("--profile", default="embedded")
+    args = parser.parse_args()
+    recipes = [parse_recipe(r) for r in args.recipes.split(",")]
+    profile = get_profile(args.profile)
+    print(f"CPU: {cpu_model()}")
+    pooled: dict[tuple[str, str], list[np.ndarray]] = {}
+    clusters: dict[str, list[np.ndarray]] = {}
+    rows = []
+    for build in args.builds:
+        art = ArtifactDir(build)
+        tools = pl.read_parquet(art.tools)
+        positives = pl.read_parquet(art.syn_positives)
+        negatives = pl.read_parquet(art.syn_negatives) if art.syn_negatives.exists() else None
+        catalog = Catalog.from_frame(tools)
+        server = (
+            pl.read_parquet(art.real_mcp_server_prompts)
+            if art.real_mcp_server_prompts.exists()
+            else pl.DataFrame(schema=PROMPT_SCHEMA)
+        )
+        sets = held_out(positives, naming_queries(art) or set(), server)
+        pools = {k: pool_from_pairs(v, catalog)[0] for k, v in sets.items()}
+        pools = {k: p for k, p in pools.items() if len(p)}  # a build without the MCP set leaves it out
+        for name, pool in pools.items():
+            clusters.setdefault(name, []).append(clusters_of(name, sets[name], pool.query_ids))
+        base_cfg = TrainConfig.for_profile(profile)
+        backbone = DualEncoder.from_backbones(
+            base_cfg.query_encoder, base_cfg.tool_encoder, base_cfg.pooling, base_cfg.max_seq_length
+        ).freeze()
+        base_rr = reciprocal_ranks(backbone, catalog, pools)
+        for name in pools:
+            pooled.setdefault(("backbone", name), []).append(base_rr[name])
+        for epochs, lr, wide in recipes:
+            label = f"{epochs:g} ep, lr {lr:g}" + (", wide" if wide else "")
+            config = TrainConfig.for_profile(profile, epochs=epochs, learning_rate=lr, max_steps=100_000)
+            train_pos = widen(positives) if wide else positives
+            from datasets import Dataset
+
+            triples = training_triples(tools, train_pos, negatives, config)
+            work = Path(tempfile.mkdtemp(prefix="train-recipe-"))
+            started = time.perf_counter()
+            try:
+                model, record = fine_tune(Dataset.from_polars(triples), None, config, work)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            seconds = time.perf_counter() - started
+            rr = reciprocal_ranks(DualEncoder(model).freeze(), catalog, pools)
+            for name in pools:
+                pooled.setdefault((label, name), []).append(rr[name])
+                test = compare(rr[name], base_rr[name], n_resamples=10_000, seed=0)
+                rows.append(
+                    (
+                        build.name if build.name != "out" else str(build),
+                        label,
+                        record["steps"],
+                        record["train_examples"],
+                        f"{seconds:.0f}",
+                        name,
+                        len(rr[name]),
+                        f"{float(base_rr[name].mean()):.3f}",
+                        f"{float(rr[name].mean()):.3f}",
+                        f"{test.mean_diff:+.3f} [{test.ci_low:+.3f}, {test.ci_high:+.3f}]",
+                    )
+                )
+            print(f"{build}: {label}: {record['steps']} steps, {seconds:.0f} s", flush=True)
+    print_table(
+        [
+            "build",
+            "recipe",
+            "steps",
+            "pairs",
+            "train s",
+            "set",
+            "queries",
+            "backbone MRR",
+            "tuned MRR",
+            "gain [95% CI]",
+        ],
+        rows,
+        title="Per build: fine-tuned minus backbone, MRR@100 over the whole catalog",
+    )
+    labels = sorted({k[0] for k in pooled if k[0] != "backbone"}, key=lambda s: s)
+    pooled_rows = []
+    for label in labels:
+        for name in [n for n in SETS if (label, n) in pooled]:
+            a = np.concatenate(pooled[(label, name)])
+            b = np.concatenate(pooled[("backbone", name)])
+            test = compare(a, b, n_resamples=10_000, seed=0)
+            low, high = clustered_ci(a - b, np.concatenate(clusters[name]))
+            pooled_rows.append(
+                (
+                    label,
+                    name,
+                    len(a),
+                    f"{float(b.mean()):.3f}",
+                    f"{float(a.mean()):.3f}",
+                    f"{test.mean_diff:+.3f} [{test.ci_low:+.3f}, {test.ci_high:+.3f}]",
+                    f"[{low:+.3f}, {high:+.3f}] ({len(np.unique(np.concatenate(clusters[name])))})",
+                    sum(
+                        1
+                        for x, y in zip(pooled[(label, name)], pooled[("backbone", name)], strict=True)
+                        if x.mean() > y.mean()
+                    ),
+                )
+            )
+    print_table(
+        [
+            "recipe",
+            "set",
+            "queries",
+            "backbone MRR",
+            "tuned MRR",
+            "gain [95% CI over queries]",
+            "95% CI over tools / servers (how many)",
+            "builds won",
+        ],
+        pooled_rows,
+        title=f"Pooled over {len(args.builds)} builds (each a draw of Syn's data)",
+    )
+
+
+if __name__ == "__main__":
+    main()
