@@ -39,37 +39,34 @@ from ecoagent.config import get_profile
 from ecoagent.summary import cpu_model, print_table
 from rated.config import TrainConfig
 from rated.encoder import DualEncoder
-from rated.evaluation.data import Catalog, naming_queries, pool_from_pairs, prompt_pairs
-from rated.evaluation.metrics import RetrievalScores
-from rated.evaluation.offline import rankings_from_scores
+from rated.evaluation.data import Catalog, naming_queries, pool_from_pairs
 from rated.evaluation.significance import compare
-from rated.train import fine_tune, train_rows, training_triples
+from rated.train import fine_tune, held_out_sets, retrieval_scores, train_rows, training_triples
 from validators.mcp_prompts import PROMPT_SCHEMA
 
 SETS = ("unseen val", "unseen test", "unseen test, not naming", "seen test", "mcp server")
 
 
 def held_out(positives: pl.DataFrame, naming: set[str], mcp_server: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The query sets above, as (query_id, query, tool_id) pairs."""
-    cols = ["query_id", "query", "tool_id"]
-    train_tools = sorted(set(positives.filter(train_rows(positives))["tool_id"].to_list()))
-    unseen_test = positives.filter(pl.col("split_tool") == "test")
-    return {
-        "unseen val": positives.filter(pl.col("split_tool") == "val").select(cols),
-        "unseen test": unseen_test.select(cols),
-        "unseen test, not naming": unseen_test.filter(~pl.col("query_id").is_in(sorted(naming))).select(cols),
-        "seen test": positives.filter(
-            (pl.col("split") == "test") & pl.col("tool_id").is_in(train_tools)
-        ).select(cols),
-        "mcp server": prompt_pairs(mcp_server),
+    """The query sets above, as (query_id, query, tool_id) pairs: the train stage's own held-out sets
+    (``rated.train.held_out_sets``) under shorter names, and the tool-disjoint val to choose on."""
+    train_tools = set(positives.filter(train_rows(positives))["tool_id"].to_list())
+    stage = held_out_sets(positives, train_tools, None, naming, mcp_server)
+    names = {
+        "unseen test": "syn_tool_split_test",
+        "unseen test, not naming": "syn_tool_split_test_not_naming_tool",
+        "seen test": "syn_query_split_test_seen_tools",
+        "mcp server": "mcp_server_prompts",
     }
+    val = positives.filter(pl.col("split_tool") == "val").select("query_id", "query", "tool_id")
+    return {"unseen val": val} | {short: stage[long][0] for short, long in names.items() if long in stage}
 
 
 def clusters_of(name: str, frame: pl.DataFrame, query_ids: list[str]) -> np.ndarray:
     """The unit each query shares with others: its tool (Syn: the builds share their 100 tools, so
     their queries of one tool are not independent) or, for MCP prompts, its server."""
-    if name == "mcp server":
-        return np.array([q.split(":")[1] for q in query_ids])
+    if name == "mcp server":  # ids are mcp:<server>:<example index> (validators.mcp_prompts)
+        return np.array([q.split(":", 1)[1].rsplit(":", 1)[0] for q in query_ids])
     first = dict(frame.group_by("query_id").agg(pl.col("tool_id").min()).iter_rows())
     return np.array([first[q] for q in query_ids])
 
@@ -88,12 +85,7 @@ def clustered_ci(
 
 def reciprocal_ranks(encoder: DualEncoder, catalog: Catalog, pools: dict) -> dict[str, np.ndarray]:
     """Per-query reciprocal rank (MRR@100, Table 1's cut) of each set, ranking the whole catalog."""
-    tools = encoder.encode_tools(catalog.documents)
-    out = {}
-    for name, pool in pools.items():
-        scores = (encoder.encode_queries(pool.queries) @ tools.T).astype(np.float64)
-        out[name] = RetrievalScores.compute(rankings_from_scores(scores), pool.relevant).rr
-    return out
+    return {name: scores.rr for name, scores in retrieval_scores(encoder, catalog, pools).items()}
 
 
 def parse_recipe(text: str) -> tuple[float, float, bool]:
@@ -117,6 +109,8 @@ def main() -> None:
     parser.add_argument("--recipes", default="1:2e-5,1:1e-5,1:5e-5,3:5e-5")
     parser.add_argument("--profile", default="embedded")
     args = parser.parse_args()
+    from datasets import Dataset  # after argparse: --help stays quick
+
     recipes = [parse_recipe(r) for r in args.recipes.split(",")]
     profile = get_profile(args.profile)
     print(f"CPU: {cpu_model()}")
@@ -125,8 +119,8 @@ def main() -> None:
     rows = []
     for build in args.builds:
         art = ArtifactDir(build)
-        tools = pl.read_parquet(art.tools)
-        positives = pl.read_parquet(art.syn_positives)
+        tools = pl.read_parquet(art.require(art.tools, "crawl"))  # a folder without them: says which stage
+        positives = pl.read_parquet(art.require(art.syn_positives, "syn"))
         negatives = pl.read_parquet(art.syn_negatives) if art.syn_negatives.exists() else None
         catalog = Catalog.from_frame(tools)
         server = (
@@ -150,8 +144,6 @@ def main() -> None:
             label = f"{epochs:g} ep, lr {lr:g}" + (", wide" if wide else "")
             config = TrainConfig.for_profile(profile, epochs=epochs, learning_rate=lr, max_steps=100_000)
             train_pos = widen(positives) if wide else positives
-            from datasets import Dataset
-
             triples = training_triples(tools, train_pos, negatives, config)
             work = Path(tempfile.mkdtemp(prefix="train-recipe-"))
             started = time.perf_counter()
@@ -195,7 +187,7 @@ def main() -> None:
         rows,
         title="Per build: fine-tuned minus backbone, MRR@100 over the whole catalog",
     )
-    labels = sorted({k[0] for k in pooled if k[0] != "backbone"}, key=lambda s: s)
+    labels = sorted({k[0] for k in pooled if k[0] != "backbone"})
     pooled_rows = []
     for label in labels:
         for name in [n for n in SETS if (label, n) in pooled]:

@@ -236,6 +236,23 @@ def held_out_sets(
     return out
 
 
+def retrieval_scores(encoder: Any, catalog: Any, pools: dict[str, Any]) -> dict[str, Any]:
+    """Table 1's per-query scores (``RetrievalScores``) of one ``DualEncoder`` on each non-empty pool,
+    ranking the whole ``Catalog``; the tool tower encodes the catalog once for all pools."""
+    from rated.evaluation.metrics import RetrievalScores
+    from rated.evaluation.offline import rankings_from_scores
+
+    tool_emb = encoder.encode_tools(catalog.documents)
+    return {
+        name: RetrievalScores.compute(
+            rankings_from_scores((encoder.encode_queries(pool.queries) @ tool_emb.T).astype(np.float64)),
+            pool.relevant,
+        )
+        for name, pool in pools.items()
+        if len(pool)
+    }
+
+
 def held_out_comparison(
     tools: pl.DataFrame,
     sets: dict[str, tuple[pl.DataFrame, str]],
@@ -250,13 +267,11 @@ def held_out_comparison(
     and whether the paired test on per-query reciprocal ranks (``paired_test``, Table 1's) tells the two apart.
     """
     from rated.evaluation.data import Catalog, pool_from_pairs
-    from rated.evaluation.metrics import RetrievalScores
-    from rated.evaluation.offline import rankings_from_scores
     from rated.evaluation.significance import compare
 
     catalog = Catalog.from_frame(tools)
     pools = {name: pool_from_pairs(frame, catalog)[0] for name, (frame, _) in sets.items()}
-    tool_emb = {name: enc.encode_tools(catalog.documents) for name, enc in encoders.items()}
+    scores = {name: retrieval_scores(enc, catalog, pools) for name, enc in encoders.items()}
     out: dict[str, Any] = {}
     names = list(encoders)
     for set_name, pool in pools.items():
@@ -273,9 +288,8 @@ def held_out_comparison(
         if len(pool) < SMOKE_QUERIES:
             block["smoke_test"] = f"fewer than {SMOKE_QUERIES} distinct queries: a smoke test, not a result"
         rr = {}
-        for name, enc in encoders.items():
-            scores = (enc.encode_queries(pool.queries) @ tool_emb[name].T).astype(np.float64)
-            result = RetrievalScores.compute(rankings_from_scores(scores), pool.relevant)
+        for name in encoders:
+            result = scores[name][set_name]
             block[name] = {k: round(v, 4) for k, v in result.means().items()}
             rr[name] = result.rr
         a, b = block[names[0]]["MRR"], block[names[1]]["MRR"]

@@ -37,8 +37,8 @@ fi
 # PR #26954). scripts/patches/ggml-amx-tile-config.patch mends them, and with it that VM judged
 # 1.18-1.29x and generated 1.27-1.31x cheaper at one thread, 1.13x at two (bench/RESULTS.md, "ggml's AMX
 # kernels, patched"). The sdist is patched before the compile; where the patch does not apply the build
-# leaves AMX out (-mno-amx-*, which override -march=native). A file beside the installed module records the patch: ecoagent.llm.llamacpp loads the
-# AMX kernels only from such a build.
+# leaves AMX out (-mno-amx-*, which override -march=native). A file beside the installed module records
+# the patch: ecoagent.llm.llamacpp loads the AMX kernels only from such a build.
 # ECOAGENT_NATIVE_LLAMA=1 builds on any CPU, =0 keeps (or restores) the wheel.
 native=${ECOAGENT_NATIVE_LLAMA:-auto}
 if [ "$native" = auto ]; then
