@@ -29,6 +29,9 @@ split). The pooled rows are then one query set over all those tools, each scored
 saw its tool (``cv unseen``), with an interval that resamples tools. Test sets are not read in this mode.
 
     .venv/bin/python bench/bench_train_recipe.py --builds OUT --folds 5 --recipes 1:1e-5,1:2e-5,1:5e-5
+
+``--train-seed S`` trains with another seed than the profile's (order of the pairs, random negatives), to
+see how much of a difference between recipes is the trainer's own noise.
 """
 
 from __future__ import annotations
@@ -168,6 +171,9 @@ def main() -> None:
         "--folds", type=int, default=0, help="cross-validate over the non-test tools (0: off)"
     )
     parser.add_argument("--fold-seed", type=int, default=0)
+    parser.add_argument(
+        "--train-seed", type=int, default=None, help="the trainer's seed (default: the profile's)"
+    )
     args = parser.parse_args()
 
     recipes = [parse_recipe(r) for r in args.recipes.split(",")]
@@ -205,7 +211,9 @@ def main() -> None:
             pooled.setdefault(("backbone", name), []).append(base_rr[name])
         for epochs, lr, wide in recipes:
             label = f"{epochs:g} ep, lr {lr:g}" + (", wide" if wide else "")
-            config = TrainConfig.for_profile(profile, epochs=epochs, learning_rate=lr, max_steps=100_000)
+            config = TrainConfig.for_profile(
+                profile, epochs=epochs, learning_rate=lr, max_steps=100_000, seed=args.train_seed
+            )
             train_pos = widen(positives) if wide else positives
             if args.folds:
                 by_query: dict[str, float] = {}
@@ -267,7 +275,9 @@ def main() -> None:
         title="Per build: fine-tuned minus backbone, MRR@100 over the whole catalog",
     )
     labels = [label for label in dict.fromkeys(k[0] for k in pooled) if label != "backbone"]
-    folds = f"; cv unseen: {args.folds} folds over the non-test tools, seed {args.fold_seed}"
+    folds = f"; cv unseen: {args.folds} folds over the non-test tools, fold seed {args.fold_seed}"
+    if args.train_seed is not None:
+        folds += f", trainer seed {args.train_seed}"
     title = f"Pooled over {len(args.builds)} builds (each a draw of Syn's data)" + (
         folds if args.folds else ""
     )
