@@ -100,9 +100,14 @@ def reciprocal_ranks(encoder: DualEncoder, catalog: Catalog, pools: dict) -> dic
     return {name: scores.rr for name, scores in retrieval_scores(encoder, catalog, pools).items()}
 
 
-def tool_folds(positives: pl.DataFrame, folds: int, seed: int = 0) -> list[list[str]]:
-    """The tools outside the tool-disjoint test, shuffled with ``seed`` and dealt into ``folds`` groups."""
-    tools = sorted(set(positives.filter(pl.col("split_tool") != "test")["tool_id"].to_list()))
+def cv_pairs(positives: pl.DataFrame) -> pl.DataFrame:
+    """The pairs of the tools outside the tool-disjoint test: what ``--folds`` trains and ranks on."""
+    return positives.filter(pl.col("split_tool") != "test").select("query_id", "query", "tool_id")
+
+
+def tool_folds(cv: pl.DataFrame, folds: int, seed: int = 0) -> list[list[str]]:
+    """The tools of ``cv`` (``cv_pairs``), shuffled with ``seed`` and dealt into ``folds`` groups."""
+    tools = sorted(set(cv["tool_id"].to_list()))
     if folds < 2 or folds > len(tools):
         raise SystemExit(f"--folds {folds}: need 2 to {len(tools)} (the tools outside the test split)")
     order = np.random.default_rng(seed).permutation(len(tools))
@@ -128,10 +133,10 @@ def train_and_rank(
     negatives: pl.DataFrame | None,
     config: TrainConfig,
     catalog: Catalog,
-    pools: Any,
-) -> tuple[Any, dict[str, Any], float]:
-    """Fine-tune on ``positives``' train rows (``rated.train.training_triples``) and rank ``pools`` (a dict
-    of pools, or one pool) with the result: reciprocal ranks, the trainer's record, training seconds."""
+    pools: dict,
+) -> tuple[dict[str, np.ndarray], dict[str, Any], float]:
+    """Fine-tune on ``positives``' train rows (``rated.train.training_triples``) and rank ``pools`` with
+    the result: reciprocal ranks per pool, the trainer's record, training seconds."""
     from datasets import Dataset
 
     triples = training_triples(tools, positives, negatives, config)
@@ -142,9 +147,7 @@ def train_and_rank(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - started
-    named = pools if isinstance(pools, dict) else {"one": pools}
-    rr = reciprocal_ranks(DualEncoder(model).freeze(), catalog, named)
-    return (rr if isinstance(pools, dict) else rr["one"]), record, seconds
+    return reciprocal_ranks(DualEncoder(model).freeze(), catalog, pools), record, seconds
 
 
 def parse_recipe(text: str) -> tuple[float, float, bool]:
@@ -194,7 +197,7 @@ def main() -> None:
             else pl.DataFrame(schema=PROMPT_SCHEMA)
         )
         if args.folds:
-            cv = positives.filter(pl.col("split_tool") != "test").select("query_id", "query", "tool_id")
+            cv = cv_pairs(positives)
             sets = {"cv unseen": cv}
         else:
             sets = held_out(positives, naming_queries(art) or set(), server)
@@ -214,24 +217,21 @@ def main() -> None:
             config = TrainConfig.for_profile(
                 profile, epochs=epochs, learning_rate=lr, max_steps=100_000, seed=args.train_seed
             )
-            train_pos = widen(positives) if wide else positives
             if args.folds:
                 by_query: dict[str, float] = {}
                 steps = examples = 0
                 seconds = 0.0
-                for k, fold in enumerate(tool_folds(positives, args.folds, args.fold_seed)):
+                for k, fold in enumerate(tool_folds(cv, args.folds, args.fold_seed)):
                     fold_pos = hold_out_fold(positives, fold)
                     fold_pos = widen(fold_pos) if wide else fold_pos
                     fold_pool = pool_from_pairs(cv.filter(pl.col("tool_id").is_in(fold)), catalog)[0]
                     rr_k, record, secs = train_and_rank(
-                        tools, fold_pos, negatives, config, catalog, fold_pool
+                        tools, fold_pos, negatives, config, catalog, {"fold": fold_pool}
                     )
-                    by_query.update(zip(fold_pool.query_ids, rr_k.tolist(), strict=True))
-                    steps, examples, seconds = (
-                        steps + record["steps"],
-                        examples + record["train_examples"],
-                        seconds + secs,
-                    )
+                    by_query.update(zip(fold_pool.query_ids, rr_k["fold"].tolist(), strict=True))
+                    steps += record["steps"]
+                    examples += record["train_examples"]
+                    seconds += secs
                     print(
                         f"{build}: {label}: fold {k + 1}/{args.folds} ({len(fold)} tools): {record['steps']} steps, {secs:.0f} s",
                         flush=True,
@@ -239,6 +239,7 @@ def main() -> None:
                 rr = {"cv unseen": np.array([by_query[q] for q in pools["cv unseen"].query_ids])}
                 record = {"steps": f"{steps} in {args.folds} folds", "train_examples": examples}
             else:
+                train_pos = widen(positives) if wide else positives
                 rr, record, seconds = train_and_rank(tools, train_pos, negatives, config, catalog, pools)
             for name in pools:
                 pooled.setdefault((label, name), []).append(rr[name])
