@@ -12,8 +12,6 @@ from typing import Protocol
 
 import numpy as np
 
-from ecoagent.embeddings import BATCH_SIZE
-
 
 class Retriever(Protocol):
     """Fit on tool documents once; score query batches against all of them."""
@@ -71,14 +69,16 @@ class BM25Retriever:
 class DenseRetriever:
     """A pretrained sentence-transformers encoder, cosine similarity (loaded through ``load_encoder``).
 
-    Tool embeddings are the expensive part (all-mpnet-base-v2 over the whole catalog takes minutes on
-    2 cores), so they go through the shared embedding cache (``ecoagent.embeddings``): the Real stage's
-    recall, which embeds the same documents with the same encoder, has usually computed them already.
+    Documents and queries both go through the shared embedding cache (``ecoagent.embeddings``), so they
+    are encoded in the same precision as everywhere else, and whatever an earlier stage embedded with the
+    same encoder is read back: the Real stage's recall has embedded the catalog, Syn's second yield encoder
+    its queries. all-mpnet-base-v2 over the catalog takes minutes on 2 cores; scoring the test queries
+    took 27.0 s of the evaluate stage when they bypassed the cache (in float32) and 9.4 s through it (Intel
+    Xeon VM, bench/RESULTS.md, "Table 1's mpnet queries through the embedding cache").
 
     Args:
         model_name: hub name or packaged alias.
-        batch_size: texts per encoder call (default: ``BATCH_SIZE`` for queries, the embedding cache's
-            own for the catalog).
+        batch_size: texts per encoder call (default: the embedding cache's own).
     """
 
     def __init__(self, model_name: str, batch_size: int | None = None) -> None:
@@ -87,18 +87,11 @@ class DenseRetriever:
         self.batch_size = batch_size
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        from ecoagent.models import load_encoder
+        from ecoagent.embeddings import embed
 
-        model = load_encoder(self.model_name)
-        return np.asarray(
-            model.encode(
-                list(texts),
-                batch_size=self.batch_size or BATCH_SIZE,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            ),
-            dtype=np.float32,
-        )
+        if not texts:
+            return np.zeros((0, self.tool_emb.shape[1]), dtype=np.float32)
+        return embed(self.model_name, list(texts), batch_size=self.batch_size)
 
     def fit(self, documents: Sequence[str]) -> DenseRetriever:
         from ecoagent.embeddings import embed

@@ -27,12 +27,15 @@ def test_bm25_scores_zero_for_a_query_without_known_words() -> None:
 
 
 def test_dense_retriever_reads_the_shared_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Embeddings another stage stored under the same encoder key are read back; no model is loaded."""
+    """Documents and queries another stage stored under the same encoder key are read back (Syn's
+    second yield encoder embeds the queries Table 1 later scores); no model is loaded."""
     name = MINILM
     monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path))
     cached = np.eye(3, 4, dtype=np.float32)
+    cached_queries = np.eye(3, 4, k=1, dtype=np.float32)
     store = EmbeddingCache(tmp_path / CACHE_FILE, static_encoder_key(name))
     assert np.array_equal(store.encode(DOCS, lambda: FakeEncoder(cached)), cached)
+    assert np.array_equal(store.encode(QUERIES, lambda: FakeEncoder(cached_queries)), cached_queries)
 
     def no_model(*_: object) -> None:
         raise AssertionError("the encoder was loaded despite cached embeddings")
@@ -40,6 +43,24 @@ def test_dense_retriever_reads_the_shared_cache(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr("ecoagent.models.load_encoder", no_model)
     dense = DenseRetriever(name).fit(DOCS)
     assert np.array_equal(dense.tool_emb, cached)
+    assert np.array_equal(dense.scores(QUERIES[::-1]), (cached_queries[::-1] @ cached.T).astype(np.float64))
+    assert dense.scores([]).shape == (0, 3)
+
+
+def test_dense_retriever_ranks_the_matching_tool_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The packaged MiniLM, queries encoded through the cache: each query finds its tool, and the
+    query vectors are the cache's (a second retriever reads them back without loading the model)."""
+    monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path))
+    scores = DenseRetriever(MINILM).fit(DOCS).scores(QUERIES)
+    assert scores.argmax(axis=1).tolist() == [0, 1, 2]
+
+    def no_model(*_: object) -> None:
+        raise AssertionError("the encoder was loaded despite cached embeddings")
+
+    monkeypatch.setattr("ecoagent.models.load_encoder", no_model)
+    assert np.array_equal(DenseRetriever(MINILM).fit(DOCS).scores(QUERIES), scores)
 
 
 class FakeEncoder:
