@@ -5,7 +5,9 @@ the same catalog documents with the same packaged encoders; all-mpnet-base-v2 ov
 catalog alone costs minutes on 2 cores. ``embed`` computes a text once per encoder and machine and every
 later stage, build or shard reads it back. The cache is a SQLite file in ``ecoagent.models.cache_dir()``
 (stdlib, safe across processes) keyed by the encoder's identity and the text's sha256; values are the
-normalized float32 vectors. A different model or weights path is a different key, never a stale hit.
+normalized float32 vectors. A different model or different weights are a different key, never a stale hit;
+the weights are named by content (``ecoagent.models.weights_id``), so a new clone's ``.venv`` or a moved
+cache folder reads the same vectors back.
 
 On a CPU that multiplies bfloat16 natively (AMX-BF16 or AVX512-BF16) the cache encodes under torch's
 bfloat16 autocast (``encode_dtype``): all-mpnet-base-v2 over the catalog ran 2.0x faster on the Intel
@@ -153,10 +155,10 @@ class EmbeddingCache:
 
 
 def key_for(name: str, max_seq_length: Any) -> str:
-    """The cache key of encoder ``name`` (as configured; its weights path resolved) at ``max_seq_length``."""
-    from ecoagent.models import resolve_encoder
+    """The cache key of encoder ``name`` (as configured; its weights by content) at ``max_seq_length``."""
+    from ecoagent.models import weights_id
 
-    return f"{name}|{resolve_encoder(name)}|max_seq_length={max_seq_length}"
+    return f"{name}|{weights_id(name)}|max_seq_length={max_seq_length}"
 
 
 def encoder_key(encoder: Any, name: str) -> str:

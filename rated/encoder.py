@@ -6,7 +6,6 @@ tags), so each gets its own tower; both end in L2 normalization so the score is 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ecoagent.embeddings import BATCH_SIZE, CACHE_FILE, EmbeddingCache, key_for, static_encoder_key
-from ecoagent.models import cache_dir, canonical, file_sha256, resolve_encoder
+from ecoagent.models import cache_dir, canonical, folder_sha256, resolve_encoder, weights_id
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -197,7 +196,7 @@ def backbone_key(name: str, pooling: str = "auto", max_seq_length: int = 256) ->
     shared = static_encoder_key(name)
     if mode is None and shared == key_for(name, max_seq_length):
         return shared
-    return f"tower|{canonical(name)}|{resolve_encoder(name)}|pooling={mode}|max_seq_length={max_seq_length}"
+    return f"tower|{canonical(name)}|{weights_id(name)}|pooling={mode}|max_seq_length={max_seq_length}"
 
 
 def saved_key(path: str | Path) -> str:
@@ -205,11 +204,9 @@ def saved_key(path: str | Path) -> str:
     ``document_*`` modules' weights, configs and tokenizer, the normalization, ``modules.json`` and the
     router's config). A retrained tower is a new key, never a stale hit; the query tower, the model card
     and the files the train stage adds beside them (``metrics.json``) do not change it."""
-    root = Path(path)
-    digest = hashlib.sha256()
-    for f in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = f.relative_to(root)
+
+    def tower(rel: Path) -> bool:
         top = rel.parts[0]
-        if top.startswith("document_") or top.endswith("_Normalize") or top in TOWER_FILES:
-            digest.update(rel.as_posix().encode() + b"\0" + file_sha256(f).encode())
-    return f"dual-encoder-tools|{digest.hexdigest()}"
+        return top.startswith("document_") or top.endswith("_Normalize") or top in TOWER_FILES
+
+    return f"dual-encoder-tools|{folder_sha256(Path(path), tower)}"

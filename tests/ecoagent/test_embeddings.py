@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -10,7 +11,7 @@ import pytest
 
 from ecoagent import embeddings, models
 from ecoagent.config import MINILM
-from ecoagent.embeddings import DTYPE_ENV, EmbeddingCache, encode_dtype, static_encoder_key
+from ecoagent.embeddings import DTYPE_ENV, EmbeddingCache, encode_dtype, key_for, static_encoder_key
 from ecoagent.schemas import tool_documents
 
 
@@ -72,3 +73,28 @@ def test_bfloat16_vectors_agree_and_never_mix_with_float32(tmp_path, minilm, doc
 def test_unknown_dtype_is_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match="float16"):
         EmbeddingCache(tmp_path / "emb.sqlite", "k", "float16")
+
+
+def test_keys_name_the_weights_by_content_not_by_folder(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two copies of the same weights (a new clone's .venv, a moved cache folder) share a key, so their
+    vectors are read back; changed weights get a new key; a hub name without local weights is kept."""
+    copies = []
+    for where in ("clone-a/.venv", "clone-b/.venv"):
+        root = tmp_path / where / "model"
+        root.mkdir(parents=True)
+        (root / "config.json").write_text('{"hidden_size": 4}')
+        (root / "model.safetensors").write_bytes(bytes(range(64)))
+        copies.append(root)
+
+    def key_at(root: Path) -> str:
+        monkeypatch.setattr(models, "resolve_encoder", lambda name: str(root))
+        return key_for(MINILM, 256)
+
+    first = key_at(copies[0])
+    assert first == key_at(copies[1])
+    assert str(tmp_path) not in first
+    (copies[1] / "model.safetensors").write_bytes(bytes(range(65)))
+    assert key_at(copies[1]) != first
+    assert key_at(copies[0]) == first
+    monkeypatch.setattr(models, "resolve_encoder", lambda name: name)
+    assert key_for("org/not-installed", 128) == "org/not-installed|org/not-installed|max_seq_length=128"
