@@ -37,9 +37,6 @@ def test_dense_retriever_reads_the_shared_cache(tmp_path: Path, monkeypatch: pyt
     assert np.array_equal(store.encode(DOCS, lambda: FakeEncoder(cached)), cached)
     assert np.array_equal(store.encode(QUERIES, lambda: FakeEncoder(cached_queries)), cached_queries)
 
-    def no_model(*_: object) -> None:
-        raise AssertionError("the encoder was loaded despite cached embeddings")
-
     monkeypatch.setattr("ecoagent.models.load_encoder", no_model)
     dense = DenseRetriever(name).fit(DOCS)
     assert np.array_equal(dense.tool_emb, cached)
@@ -56,11 +53,12 @@ def test_dense_retriever_ranks_the_matching_tool_first(
     scores = DenseRetriever(MINILM).fit(DOCS).scores(QUERIES)
     assert scores.argmax(axis=1).tolist() == [0, 1, 2]
 
-    def no_model(*_: object) -> None:
-        raise AssertionError("the encoder was loaded despite cached embeddings")
-
     monkeypatch.setattr("ecoagent.models.load_encoder", no_model)
     assert np.array_equal(DenseRetriever(MINILM).fit(DOCS).scores(QUERIES), scores)
+
+
+def no_model(*_: object) -> None:
+    raise AssertionError("the encoder was loaded despite cached embeddings")
 
 
 class FakeEncoder:
