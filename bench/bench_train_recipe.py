@@ -32,11 +32,21 @@ saw its tool (``cv unseen``), with an interval that resamples tools. Test sets a
 
 ``--train-seed S`` trains with another seed than the profile's (order of the pairs, random negatives), to
 see how much of a difference between recipes is the trainer's own noise.
+
+``--tool-fractions 1,0.5`` asks what more Syn buys: each recipe is also trained on a share of the
+training tools (the first ones of a permutation seeded by ``--subsample-seed``, so smaller shares are
+subsets of larger ones) and every share is judged on the same held-out sets. ``mcp server, untrained``
+is the MCP prompts of servers none of whose records any share trains on (a prompt of a trained server
+can be found through the tool's own Syn queries). ``seen test`` stays the query-split test of the tools
+the whole share trains on.
+
+    .venv/bin/python bench/bench_train_recipe.py --builds SYN200 --recipes 1:2e-5 --tool-fractions 1,0.5,0.25
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import shutil
 import tempfile
 import time
@@ -56,7 +66,15 @@ from rated.evaluation.significance import compare
 from rated.train import fine_tune, held_out_sets, retrieval_scores, train_rows, training_triples
 from validators.mcp_prompts import PROMPT_SCHEMA
 
-SETS = ("cv unseen", "unseen val", "unseen test", "unseen test, not naming", "seen test", "mcp server")
+SETS = (
+    "cv unseen",
+    "unseen val",
+    "unseen test",
+    "unseen test, not naming",
+    "seen test",
+    "mcp server",
+    "mcp server, untrained",
+)
 
 
 def held_out(positives: pl.DataFrame, naming: set[str], mcp_server: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -71,7 +89,28 @@ def held_out(positives: pl.DataFrame, naming: set[str], mcp_server: pl.DataFrame
         "mcp server": "mcp_server_prompts",
     }
     val = positives.filter(pl.col("split_tool") == "val").select("query_id", "query", "tool_id")
-    return {"unseen val": val} | {short: stage[long][0] for short, long in names.items() if long in stage}
+    out = {"unseen val": val} | {short: stage[long][0] for short, long in names.items() if long in stage}
+    if "mcp server" in out:
+        mcp = out["mcp server"]
+        trained = mcp.filter(pl.col("tool_id").is_in(sorted(train_tools)))["query_id"].unique()
+        out["mcp server, untrained"] = mcp.filter(~pl.col("query_id").is_in(trained.implode()))
+    return out
+
+
+def share_of_tools(positives: pl.DataFrame, fraction: float, seed: int) -> pl.DataFrame:
+    """``positives`` with only ``fraction`` of the training tools (``split_tool == train``) left
+    ``train``: the first ones of a seeded permutation, so a smaller share is a subset of a larger one.
+    The others become ``dropped``, which no training or held-out set reads."""
+    if fraction >= 1:
+        return positives
+    tools = sorted(set(positives.filter(pl.col("split_tool") == "train")["tool_id"].to_list()))
+    keep = max(1, round(fraction * len(tools)))
+    order = np.random.default_rng(seed).permutation(len(tools))
+    kept = sorted(tools[i] for i in order[:keep])
+    dropped = (pl.col("split_tool") == "train") & ~pl.col("tool_id").is_in(kept)
+    return positives.with_columns(
+        pl.when(dropped).then(pl.lit("dropped")).otherwise(pl.col("split_tool")).alias("split_tool")
+    )
 
 
 def clusters_of(name: str, frame: pl.DataFrame, query_ids: list[str]) -> np.ndarray:
@@ -177,9 +216,16 @@ def main() -> None:
     parser.add_argument(
         "--train-seed", type=int, default=None, help="the trainer's seed (default: the profile's)"
     )
+    parser.add_argument(
+        "--tool-fractions", default="1", help="shares of the training tools to train on, e.g. 1,0.5,0.25"
+    )
+    parser.add_argument("--subsample-seed", type=int, default=0)
     args = parser.parse_args()
 
     recipes = [parse_recipe(r) for r in args.recipes.split(",")]
+    fractions = [float(f) for f in args.tool_fractions.split(",")]
+    if any(not 0 < f <= 1 for f in fractions) or (args.folds and fractions != [1.0]):
+        raise SystemExit("--tool-fractions: shares in (0, 1], and only without --folds")
     profile = get_profile(args.profile)
     print(f"CPU: {cpu_model()}")
     pooled: dict[tuple[str, str], list[np.ndarray]] = {}
@@ -212,8 +258,9 @@ def main() -> None:
         base_rr = reciprocal_ranks(backbone, catalog, pools)
         for name in pools:
             pooled.setdefault(("backbone", name), []).append(base_rr[name])
-        for epochs, lr, wide in recipes:
+        for (epochs, lr, wide), fraction in itertools.product(recipes, fractions):
             label = f"{epochs:g} ep, lr {lr:g}" + (", wide" if wide else "")
+            label += f", {fraction:.0%} of tools" if fractions != [1.0] else ""
             config = TrainConfig.for_profile(
                 profile, epochs=epochs, learning_rate=lr, max_steps=100_000, seed=args.train_seed
             )
@@ -239,7 +286,8 @@ def main() -> None:
                 rr = {"cv unseen": np.array([by_query[q] for q in pools["cv unseen"].query_ids])}
                 record = {"steps": f"{steps} in {args.folds} folds", "train_examples": examples}
             else:
-                train_pos = widen(positives) if wide else positives
+                train_pos = share_of_tools(positives, fraction, args.subsample_seed)
+                train_pos = widen(train_pos) if wide else train_pos
                 rr, record, seconds = train_and_rank(tools, train_pos, negatives, config, catalog, pools)
             for name in pools:
                 pooled.setdefault((label, name), []).append(rr[name])
@@ -276,11 +324,15 @@ def main() -> None:
         title="Per build: fine-tuned minus backbone, MRR@100 over the whole catalog",
     )
     labels = [label for label in dict.fromkeys(k[0] for k in pooled) if label != "backbone"]
-    folds = f"; cv unseen: {args.folds} folds over the non-test tools, fold seed {args.fold_seed}"
+    notes = [f"cv unseen: {args.folds} folds over the non-test tools, fold seed {args.fold_seed}"] * bool(
+        args.folds
+    )
+    if fractions != [1.0]:
+        notes.append(f"shares of the training tools seeded {args.subsample_seed}")
     if args.train_seed is not None:
-        folds += f", trainer seed {args.train_seed}"
-    title = f"Pooled over {len(args.builds)} builds (each a draw of Syn's data)" + (
-        folds if args.folds else ""
+        notes.append(f"trainer seed {args.train_seed}")
+    title = f"Pooled over {len(args.builds)} builds (each a draw of Syn's data)" + "".join(
+        f"; {n}" for n in notes
     )
     head = ["recipe", "set", "queries", "{ref} MRR", "recipe MRR"]
     head += ["gain [95% CI over queries]", "95% CI over tools / servers (how many)", "builds won"]

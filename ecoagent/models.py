@@ -7,6 +7,7 @@ populated HF cache is reachable). Unpacked or dequantized weights are cached und
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -239,21 +240,42 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+_SHA256_SIDECAR = "sha256.json"
+_known_sha256: dict[str, str] = {}
+
+
+def remembered_sha256(files: list[Path]) -> list[str]:
+    """sha256 of each file, remembered by path, size and mtime in this process and in a sidecar in the
+    model cache, so weights are hashed once per machine, not once per process (hashing is not free:
+    1 GB of GGUF takes seconds). The sidecar is written atomically under a unique temp name, so Dask
+    workers hashing side by side never read half a file; the last writer wins and a lost entry is only
+    hashed again."""
+    keys = []
+    for f in files:
+        st = f.stat()
+        keys.append(f"{f.resolve()}:{st.st_size}:{st.st_mtime_ns}")
+    missing = [i for i, k in enumerate(keys) if k not in _known_sha256]
+    if missing:
+        from ecoagent.artifacts import write_json
+
+        sidecar = cache_dir() / _SHA256_SIDECAR
+        with contextlib.suppress(OSError, ValueError):  # none yet, or unreadable: hash again
+            _known_sha256.update(json.loads(sidecar.read_text()))
+        fresh = {keys[i]: file_sha256(files[i]) for i in missing if keys[i] not in _known_sha256}
+        if fresh:
+            _known_sha256.update(fresh)
+            write_json(sidecar, _known_sha256)
+    return [_known_sha256[k] for k in keys]
+
+
 def folder_sha256(root: Path, keep: Callable[[Path], bool] | None = None) -> str:
     """sha256 over a folder's files (those whose path relative to ``root`` ``keep`` accepts): each file's
     relative path and content digest, in sorted order, so the same files anywhere give the same digest."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and (keep is None or keep(p.relative_to(root))))
     digest = hashlib.sha256()
-    for f in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = f.relative_to(root)
-        if keep is None or keep(rel):
-            digest.update(rel.as_posix().encode() + b"\0" + file_sha256(f).encode())
+    for f, sha in zip(files, remembered_sha256(files), strict=True):
+        digest.update(f.relative_to(root).as_posix().encode() + b"\0" + sha.encode())
     return digest.hexdigest()
-
-
-@functools.lru_cache(maxsize=16)
-def _weights_sha256(root: str, signature: tuple[tuple[str, int, int], ...]) -> str:
-    """``folder_sha256`` once per process and state of the files (``signature``: path, size, mtime each)."""
-    return folder_sha256(Path(root))
 
 
 def weights_id(name: str) -> str:
@@ -263,31 +285,15 @@ def weights_id(name: str) -> str:
     Keys used to name the weights' folder, which moves with every clone's ``.venv`` and every cache
     folder, so the same weights encoded the catalog again (about 3 minutes on 2 cores); the digest stays,
     and different weights still never share a key. Hashing all-mpnet-base-v2 (439 MB) took 0.36 s on the
-    Intel Xeon VM, once per process.
+    Intel Xeon VM, once per machine (``remembered_sha256``).
     """
     resolved = resolve_encoder(name)
     root = Path(resolved).resolve()
     if not root.is_dir():
         return resolved
-    stats = ((f, f.stat()) for f in root.rglob("*") if f.is_file())
-    signature = tuple(sorted((str(f), st.st_size, st.st_mtime_ns) for f, st in stats))
-    return f"sha256:{_weights_sha256(str(root), signature)[:16]}"
+    return f"sha256:{folder_sha256(root)[:16]}"
 
 
 def gguf_sha256(path: Path) -> str:
-    """sha256 of a GGUF file, remembered in a sidecar keyed by size and mtime (hashing is not free)."""
-    stat = path.stat()
-    key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    sidecar = cache_dir() / "gguf_sha256.json"
-    known: dict[str, str] = {}
-    if sidecar.exists():
-        try:
-            known = json.loads(sidecar.read_text())
-        except ValueError:
-            known = {}
-    if key not in known:
-        known[key] = file_sha256(path)
-        tmp = sidecar.with_suffix(".tmp")
-        tmp.write_text(json.dumps(known, indent=1))
-        tmp.replace(sidecar)
-    return known[key]
+    """sha256 of a GGUF file, remembered across processes (``remembered_sha256``)."""
+    return remembered_sha256([path])[0]
