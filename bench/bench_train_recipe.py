@@ -8,7 +8,8 @@ rate x which pairs) and ranks the whole catalog with the fine-tuned towers and t
 - ``unseen test``: ``split_tool == test``, what the stage reports (read it only after choosing);
 - ``seen test``: ``split == test`` restricted to the training tools (the paper's setting);
 - ``mcp server``: MCP server authors' example prompts, any record of the author's server a hit
-  (``real/mcp_server_prompts.parquet``, when the build has it): real requests no LLM labelled.
+  (``real/mcp_server_prompts.parquet``, when the build has it): real requests no LLM labelled; as in the
+  stage, the prompts of servers with a record among the training tools are left out.
 
 Per build and pooled over builds (the per-query reciprocal ranks of all builds together), it prints the
 MRR of each recipe minus the backbone's, with Table 1's paired bootstrap interval over queries and,
@@ -35,10 +36,9 @@ see how much of a difference between recipes is the trainer's own noise.
 
 ``--tool-fractions 1,0.5`` asks what more Syn buys: each recipe is also trained on a share of the
 training tools (the first ones of a permutation seeded by ``--subsample-seed``, so smaller shares are
-subsets of larger ones) and every share is judged on the same held-out sets. ``mcp server, untrained``
-is the MCP prompts of servers none of whose records any share trains on (a prompt of a trained server
-can be found through the tool's own Syn queries). ``seen test`` stays the query-split test of the tools
-the whole share trains on.
+subsets of larger ones) and every share is judged on the same held-out sets, those of the whole share
+(``mcp server`` leaves out the servers of every training tool, ``seen test`` holds the query-split test
+of all of them).
 
     .venv/bin/python bench/bench_train_recipe.py --builds SYN200 --recipes 1:2e-5 --tool-fractions 1,0.5,0.25
 """
@@ -73,7 +73,6 @@ SETS = (
     "unseen test, not naming",
     "seen test",
     "mcp server",
-    "mcp server, untrained",
 )
 
 
@@ -89,12 +88,7 @@ def held_out(positives: pl.DataFrame, naming: set[str], mcp_server: pl.DataFrame
         "mcp server": "mcp_server_prompts",
     }
     val = positives.filter(pl.col("split_tool") == "val").select("query_id", "query", "tool_id")
-    out = {"unseen val": val} | {short: stage[long][0] for short, long in names.items() if long in stage}
-    if "mcp server" in out:
-        mcp = out["mcp server"]
-        trained = mcp.filter(pl.col("tool_id").is_in(sorted(train_tools)))["query_id"].unique()
-        out["mcp server, untrained"] = mcp.filter(~pl.col("query_id").is_in(trained.implode()))
-    return out
+    return {"unseen val": val} | {short: stage[long][0] for short, long in names.items() if long in stage}
 
 
 def share_of_tools(positives: pl.DataFrame, fraction: float, seed: int) -> pl.DataFrame:

@@ -129,6 +129,15 @@ def test_held_out_comparison_scores_known_answers(small_tools, dual_encoder) -> 
     assert block["distinct_queries"] == 2 and block["true_tools"] == 4  # ids[30] serves both
     assert block["fine-tuned"]["MRR"] == 1.0  # each prompt is one of its server's documents
     assert "mcp_server_prompts" not in held_out_sets(positives, train_tools, None, mcp_server=server.clear())
+    # a prompt of a server one of whose records was trained on is not held out; none left, no set
+    trained_server = server.with_columns(
+        pl.Series("tool_ids", [[ids[20], ids[0]], [ids[30], ids[21], ids[31]]])
+    )
+    sets = held_out_sets(positives, train_tools, None, mcp_server=trained_server)
+    assert sets["mcp_server_prompts"][0]["query_id"].unique().to_list() == ["mcp:s:1"]
+    assert "(1 of 2 prompts)" in sets["mcp_server_prompts"][1]
+    only_trained = trained_server.filter(pl.col("server") == "s")
+    assert "mcp_server_prompts" not in held_out_sets(positives, train_tools, None, mcp_server=only_trained)
 
 
 def test_triples_without_negatives_fall_back_to_random_other_tools(small_tools, syn) -> None:
