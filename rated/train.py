@@ -182,6 +182,9 @@ def _val_summary(metrics: dict[str, float]) -> dict[str, float]:
 SMOKE_QUERIES = 100  # as the evaluation: a held-out set under this many distinct queries is a smoke test
 
 
+HELD_OUT_VERSION = "h2"  # h2: the MCP prompts leave out trained servers; a change re-runs the stage
+
+
 def held_out_sets(
     positives: pl.DataFrame,
     train_tools: set[str],
@@ -471,7 +474,7 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
         inputs["real_pairs"] = file_sha256(art.real_pairs)
     if art.real_mcp_server_prompts.exists():  # the same: a held-out set, never trained on
         inputs["mcp_server_prompts"] = file_sha256(art.real_mcp_server_prompts)
-    fp = fingerprint({"config": config.to_dict(), "inputs": inputs})
+    fp = fingerprint({"config": config.to_dict(), "inputs": inputs, "held_out": HELD_OUT_VERSION})
     if not force and art.is_done(STAGE, fp) and (art.model / "modules.json").exists():
         log.info("train: %s already holds a model for this config and data; skipping", art.model)
         stats = _stored_stats(art)
