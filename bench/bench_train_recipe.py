@@ -32,7 +32,8 @@ saw its tool (``cv unseen``), with an interval that resamples tools. Test sets a
     .venv/bin/python bench/bench_train_recipe.py --builds OUT --folds 5 --recipes 1:1e-5,1:2e-5,1:5e-5
 
 ``--train-seed S`` trains with another seed than the profile's (order of the pairs, random negatives), to
-see how much of a difference between recipes is the trainer's own noise.
+see how much of a difference between recipes is the trainer's own noise; ``--backbone NAME`` starts both
+towers from another encoder (e.g. the packaged ``sentence-transformers/all-mpnet-base-v2``).
 
 ``--tool-fractions 1,0.5`` asks what more Syn buys: each recipe is also trained on a share of the
 training tools (the first ones of a permutation seeded by ``--subsample-seed``, so smaller shares are
@@ -214,6 +215,9 @@ def main() -> None:
         "--tool-fractions", default="1", help="shares of the training tools to train on, e.g. 1,0.5,0.25"
     )
     parser.add_argument("--subsample-seed", type=int, default=0)
+    parser.add_argument(
+        "--backbone", default=None, help="both towers' backbone instead of the profile's, e.g. mpnet's name"
+    )
     args = parser.parse_args()
 
     recipes = [parse_recipe(r) for r in args.recipes.split(",")]
@@ -245,7 +249,8 @@ def main() -> None:
         pools = {k: p for k, p in pools.items() if len(p)}  # a build without the MCP set leaves it out
         for name, pool in pools.items():
             clusters.setdefault(name, []).append(clusters_of(name, sets[name], pool.query_ids))
-        base_cfg = TrainConfig.for_profile(profile)
+        towers = {"query_encoder": args.backbone, "tool_encoder": args.backbone}  # None keeps the profile's
+        base_cfg = TrainConfig.for_profile(profile, **towers)
         backbone = DualEncoder.from_backbones(
             base_cfg.query_encoder, base_cfg.tool_encoder, base_cfg.pooling, base_cfg.max_seq_length
         ).freeze()
@@ -256,7 +261,7 @@ def main() -> None:
             label = f"{epochs:g} ep, lr {lr:g}" + (", wide" if wide else "")
             label += f", {fraction:.0%} of tools" if fractions != [1.0] else ""
             config = TrainConfig.for_profile(
-                profile, epochs=epochs, learning_rate=lr, max_steps=100_000, seed=args.train_seed
+                profile, epochs=epochs, learning_rate=lr, max_steps=100_000, seed=args.train_seed, **towers
             )
             if args.folds:
                 by_query: dict[str, float] = {}
@@ -325,6 +330,8 @@ def main() -> None:
         notes.append(f"shares of the training tools seeded {args.subsample_seed}")
     if args.train_seed is not None:
         notes.append(f"trainer seed {args.train_seed}")
+    if args.backbone:
+        notes.append(f"backbone {args.backbone}")
     title = f"Pooled over {len(args.builds)} builds (each a draw of Syn's data)" + "".join(
         f"; {n}" for n in notes
     )
