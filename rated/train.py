@@ -551,7 +551,8 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
             "held_out_note": (
                 "fine-tuned encoder vs its untrained backbone (the same towers before training), ranking all "
                 f"{tools.height} tools; MRR is MRR@100; training used only Syn pairs that are train in both "
-                "split columns, so no query, and no tool of the tool-disjoint test, was seen"
+                "split columns, so no query, and no tool of the tool-disjoint test, was seen; the MCP "
+                "authors' prompts leave out the servers with a record among the training tools"
             ),
             "fine_tuning_loses": why_not,
             "held_out_seconds": round(compare_seconds, 2),
