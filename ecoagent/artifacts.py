@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,22 +177,34 @@ class ArtifactDir:
             return False
 
 
+def _temp_beside(path: Path) -> Path:
+    """A temp name in ``path``'s folder that no other process or thread picks (pid and a random part),
+    so writers of one file never share a half-written temp; created later with the umask's mode (a
+    ``mkstemp`` file is 0600, which would make published JSON unreadable to other users)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (temp file + rename) so a killed run never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True, default=str)
-        fh.write("\n")
-    os.replace(tmp, path)
+    tmp = _temp_beside(path)
+    try:
+        with tmp.open("x") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True, default=str)
+            fh.write("\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_parquet(frame: Any, path: Path) -> None:
     """Write a polars frame atomically, with fixed settings so equal data gives identical bytes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    frame.write_parquet(tmp, compression="zstd", statistics=False)
-    os.replace(tmp, path)
+    tmp = _temp_beside(path)
+    try:
+        frame.write_parquet(tmp, compression="zstd", statistics=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def fingerprint(obj: Any) -> str:

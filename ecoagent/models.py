@@ -249,11 +249,9 @@ def remembered_sha256(files: list[Path]) -> list[str]:
     model cache, so weights are hashed once per machine, not once per process (hashing is not free:
     1 GB of GGUF takes seconds). The sidecar is written atomically under a unique temp name, so Dask
     workers hashing side by side never read half a file; the last writer wins and a lost entry is only
-    hashed again."""
-    keys = []
-    for f in files:
-        st = f.stat()
-        keys.append(f"{f.resolve()}:{st.st_size}:{st.st_mtime_ns}")
+    hashed again. Entries of files since removed or changed are dropped when the sidecar is written
+    (test runs and builds hash their own model folders, which come and go)."""
+    keys = [_state_key(f) for f in files]
     missing = [i for i, k in enumerate(keys) if k not in _known_sha256]
     if missing:
         from ecoagent.artifacts import write_json
@@ -264,8 +262,24 @@ def remembered_sha256(files: list[Path]) -> list[str]:
         fresh = {keys[i]: file_sha256(files[i]) for i in missing if keys[i] not in _known_sha256}
         if fresh:
             _known_sha256.update(fresh)
+            for key in [k for k in _known_sha256 if k not in fresh and not _still_there(k)]:
+                del _known_sha256[key]
             write_json(sidecar, _known_sha256)
     return [_known_sha256[k] for k in keys]
+
+
+def _state_key(path: Path) -> str:
+    """``path:size:mtime_ns``: what a remembered digest is valid for."""
+    st = path.stat()
+    return f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _still_there(key: str) -> bool:
+    """Whether the file of a ``_state_key`` still exists unchanged."""
+    try:
+        return _state_key(Path(key.rsplit(":", 2)[0])) == key
+    except OSError:
+        return False
 
 
 def folder_sha256(root: Path, keep: Callable[[Path], bool] | None = None) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import polars as pl
@@ -49,3 +51,20 @@ def test_writes_are_atomic_and_parquet_is_deterministic(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text()) == {"k": [1, 2]}
     leftovers = [p.name for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_written_files_follow_the_umask_and_a_failed_write_leaves_the_old_file(tmp_path: Path) -> None:
+    """Published JSON must be readable by other users (a mkstemp file is 0600); a write that fails
+    half-way keeps the previous file and leaves no temp behind."""
+    old = os.umask(0o022)
+    try:
+        write_json(tmp_path / "r.json", {"k": 1})
+        write_parquet(pl.DataFrame({"x": [1]}), tmp_path / "t.parquet")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "t.parquet").stat().st_mode) == 0o644
+    with pytest.raises(TypeError):
+        write_json(tmp_path / "r.json", {(1, 2): "a tuple key"})  # fails inside json.dump
+    assert json.loads((tmp_path / "r.json").read_text()) == {"k": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.parquet"]

@@ -78,3 +78,12 @@ def test_hashes_are_remembered_across_processes_and_by_file_state(tmp_path: Path
     assert remembered_sha256(files[:1]) == ["0" * 64]
     files[0].write_bytes(b"new weights")
     assert remembered_sha256(files[:1]) == [hashlib.sha256(b"new weights").hexdigest()]
+    # the next write drops what no longer holds: the old state of files[0] and a removed file
+    files[1].unlink()
+    remembered_sha256(files[2:])
+    remembered_sha256([tmp_path / "w0.bin"])
+    extra = tmp_path / "extra.bin"
+    extra.write_bytes(b"x")
+    remembered_sha256([extra])
+    paths = [k.rsplit(":", 2)[0] for k in json.loads((cache / "sha256.json").read_text())]
+    assert str(files[1].resolve()) not in paths and paths.count(str(files[0].resolve())) == 1
