@@ -67,14 +67,7 @@ from rated.evaluation.significance import compare
 from rated.train import fine_tune, held_out_sets, retrieval_scores, train_rows, training_triples
 from validators.mcp_prompts import PROMPT_SCHEMA
 
-SETS = (
-    "cv unseen",
-    "unseen val",
-    "unseen test",
-    "unseen test, not naming",
-    "seen test",
-    "mcp server",
-)
+SETS = ("cv unseen", "unseen val", "unseen test", "unseen test, not naming", "seen test", "mcp server")
 
 
 def held_out(positives: pl.DataFrame, naming: set[str], mcp_server: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -225,6 +218,7 @@ def main() -> None:
     if any(not 0 < f <= 1 for f in fractions) or (args.folds and fractions != [1.0]):
         raise SystemExit("--tool-fractions: shares in (0, 1], and only without --folds")
     profile = get_profile(args.profile)
+    towers = {"query_encoder": args.backbone, "tool_encoder": args.backbone}  # None keeps the profile's
     print(f"CPU: {cpu_model()}")
     pooled: dict[tuple[str, str], list[np.ndarray]] = {}
     clusters: dict[str, list[np.ndarray]] = {}
@@ -249,7 +243,6 @@ def main() -> None:
         pools = {k: p for k, p in pools.items() if len(p)}  # a build without the MCP set leaves it out
         for name, pool in pools.items():
             clusters.setdefault(name, []).append(clusters_of(name, sets[name], pool.query_ids))
-        towers = {"query_encoder": args.backbone, "tool_encoder": args.backbone}  # None keeps the profile's
         base_cfg = TrainConfig.for_profile(profile, **towers)
         backbone = DualEncoder.from_backbones(
             base_cfg.query_encoder, base_cfg.tool_encoder, base_cfg.pooling, base_cfg.max_seq_length
@@ -323,9 +316,9 @@ def main() -> None:
         title="Per build: fine-tuned minus backbone, MRR@100 over the whole catalog",
     )
     labels = [label for label in dict.fromkeys(k[0] for k in pooled) if label != "backbone"]
-    notes = [f"cv unseen: {args.folds} folds over the non-test tools, fold seed {args.fold_seed}"] * bool(
-        args.folds
-    )
+    notes = []
+    if args.folds:
+        notes.append(f"cv unseen: {args.folds} folds over the non-test tools, fold seed {args.fold_seed}")
     if fractions != [1.0]:
         notes.append(f"shares of the training tools seeded {args.subsample_seed}")
     if args.train_seed is not None:
