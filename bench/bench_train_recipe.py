@@ -42,11 +42,18 @@ subsets of larger ones) and every share is judged on the same held-out sets, tho
 of all of them).
 
     .venv/bin/python bench/bench_train_recipe.py --builds SYN200 --recipes 1:2e-5 --tool-fractions 1,0.5,0.25
+
+``--interpolations 1,0.5`` asks whether less of the fine-tuning transfers better (WiSE-FT,
+``rated.interpolation``): each trained model is also ranked with its weights moved that share of the way
+from the backbone's (1 = as trained), without training again; each share is a row of its own.
+
+    .venv/bin/python bench/bench_train_recipe.py --builds OUT1 OUT2 --recipes 1:2e-5 --interpolations 1,0.75,0.5
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import itertools
 import shutil
 import tempfile
@@ -64,6 +71,7 @@ from rated.config import TrainConfig
 from rated.encoder import DualEncoder
 from rated.evaluation.data import Catalog, naming_queries, pool_from_pairs
 from rated.evaluation.significance import compare
+from rated.interpolation import interpolate_weights
 from rated.train import fine_tune, held_out_sets, retrieval_scores, train_rows, training_triples
 from validators.mcp_prompts import PROMPT_SCHEMA
 
@@ -161,9 +169,12 @@ def train_and_rank(
     config: TrainConfig,
     catalog: Catalog,
     pools: dict,
-) -> tuple[dict[str, np.ndarray], dict[str, Any], float]:
+    backbone: DualEncoder,
+    shares: list[float],
+) -> tuple[dict[float, dict[str, np.ndarray]], dict[str, Any], float]:
     """Fine-tune on ``positives``' train rows (``rated.train.training_triples``) and rank ``pools`` with
-    the result: reciprocal ranks per pool, the trainer's record, training seconds."""
+    the result moved ``share`` of the way from ``backbone`` (``rated.interpolation``; 1 = as trained), for
+    each share: reciprocal ranks per share and pool, the trainer's record, training seconds."""
     from datasets import Dataset
 
     triples = training_triples(tools, positives, negatives, config)
@@ -174,7 +185,11 @@ def train_and_rank(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - started
-    return reciprocal_ranks(DualEncoder(model).freeze(), catalog, pools), record, seconds
+    ranks = {}
+    for share in sorted(shares, reverse=True):  # 1 first: the trained weights before any move
+        moved = interpolate_weights(copy.deepcopy(model), backbone.model, share)
+        ranks[share] = reciprocal_ranks(DualEncoder(moved).freeze(), catalog, pools)
+    return ranks, record, seconds
 
 
 def parse_recipe(text: str) -> tuple[float, float, bool]:
@@ -209,12 +224,21 @@ def main() -> None:
     )
     parser.add_argument("--subsample-seed", type=int, default=0)
     parser.add_argument(
+        "--interpolations",
+        default="1",
+        help="shares of the fine-tuning kept (rated.interpolation), e.g. 1,0.5: each trained model is also "
+        "ranked with its weights moved that far from the backbone's (1 = as trained)",
+    )
+    parser.add_argument(
         "--backbone", default=None, help="both towers' backbone instead of the profile's, e.g. mpnet's name"
     )
     args = parser.parse_args()
 
     recipes = [parse_recipe(r) for r in args.recipes.split(",")]
     fractions = [float(f) for f in args.tool_fractions.split(",")]
+    shares = [float(x) for x in args.interpolations.split(",")]
+    if any(not 0 < x <= 1 for x in shares):
+        raise SystemExit("--interpolations: shares in (0, 1]")
     if any(not 0 < f <= 1 for f in fractions) or (args.folds and fractions != [1.0]):
         raise SystemExit("--tool-fractions: shares in (0, 1], and only without --folds")
     profile = get_profile(args.profile)
@@ -257,7 +281,7 @@ def main() -> None:
                 profile, epochs=epochs, learning_rate=lr, max_steps=100_000, seed=args.train_seed, **towers
             )
             if args.folds:
-                by_query: dict[str, float] = {}
+                by_query: dict[float, dict[str, float]] = {share: {} for share in shares}
                 steps = examples = 0
                 seconds = 0.0
                 for k, fold in enumerate(tool_folds(cv, args.folds, args.fold_seed)):
@@ -265,9 +289,10 @@ def main() -> None:
                     fold_pos = widen(fold_pos) if wide else fold_pos
                     fold_pool = pool_from_pairs(cv.filter(pl.col("tool_id").is_in(fold)), catalog)[0]
                     rr_k, record, secs = train_and_rank(
-                        tools, fold_pos, negatives, config, catalog, {"fold": fold_pool}
+                        tools, fold_pos, negatives, config, catalog, {"fold": fold_pool}, backbone, shares
                     )
-                    by_query.update(zip(fold_pool.query_ids, rr_k["fold"].tolist(), strict=True))
+                    for share, ranks in rr_k.items():
+                        by_query[share].update(zip(fold_pool.query_ids, ranks["fold"].tolist(), strict=True))
                     steps += record["steps"]
                     examples += record["train_examples"]
                     seconds += secs
@@ -275,29 +300,35 @@ def main() -> None:
                         f"{build}: {label}: fold {k + 1}/{args.folds} ({len(fold)} tools): {record['steps']} steps, {secs:.0f} s",
                         flush=True,
                     )
-                rr = {"cv unseen": np.array([by_query[q] for q in pools["cv unseen"].query_ids])}
+                ids = pools["cv unseen"].query_ids
+                by_share = {s: {"cv unseen": np.array([by_query[s][q] for q in ids])} for s in shares}
                 record = {"steps": f"{steps} in {args.folds} folds", "train_examples": examples}
             else:
                 train_pos = share_of_tools(positives, fraction, args.subsample_seed)
                 train_pos = widen(train_pos) if wide else train_pos
-                rr, record, seconds = train_and_rank(tools, train_pos, negatives, config, catalog, pools)
-            for name in pools:
-                pooled.setdefault((label, name), []).append(rr[name])
-                test = compare(rr[name], base_rr[name], n_resamples=10_000, seed=0)
-                rows.append(
-                    (
-                        build.name if build.name != "out" else str(build),
-                        label,
-                        record["steps"],
-                        record["train_examples"],
-                        f"{seconds:.0f}",
-                        name,
-                        len(rr[name]),
-                        f"{float(base_rr[name].mean()):.3f}",
-                        f"{float(rr[name].mean()):.3f}",
-                        f"{test.mean_diff:+.3f} [{test.ci_low:+.3f}, {test.ci_high:+.3f}]",
-                    )
+                by_share, record, seconds = train_and_rank(
+                    tools, train_pos, negatives, config, catalog, pools, backbone, shares
                 )
+            for share in shares:
+                rr = by_share[share]
+                moved = label + (f", {share:g} of the way" if shares != [1.0] else "")
+                for name in pools:
+                    pooled.setdefault((moved, name), []).append(rr[name])
+                    test = compare(rr[name], base_rr[name], n_resamples=10_000, seed=0)
+                    rows.append(
+                        (
+                            build.name if build.name != "out" else str(build),
+                            moved,
+                            record["steps"],
+                            record["train_examples"],
+                            f"{seconds:.0f}",
+                            name,
+                            len(rr[name]),
+                            f"{float(base_rr[name].mean()):.3f}",
+                            f"{float(rr[name].mean()):.3f}",
+                            f"{test.mean_diff:+.3f} [{test.ci_low:+.3f}, {test.ci_high:+.3f}]",
+                        )
+                    )
             print(f"{build}: {label}: {record['steps']} steps, {seconds:.0f} s", flush=True)
     print_table(
         [
