@@ -20,8 +20,10 @@ tools: the interval over tools is the one that says whether a gain would carry t
     .venv/bin/python bench/bench_train_recipe.py --builds OUT1 OUT2 OUT3 \
         --recipes 1:2e-5,1:1e-5,1:5e-5,3:5e-5,1:1e-4,3:1e-4
 
-A recipe is ``EPOCHS:LR`` or ``EPOCHS:LR:wide`` (``wide`` adds the query split's val queries of training
-tools, ``split_tool == train and split == val``: pairs no test set holds). Nothing is written to the builds.
+A recipe is ``EPOCHS:LR`` with optional flags: ``:wide`` adds the query split's val queries of training
+tools (``split_tool == train and split == val``: pairs no test set holds); ``:query`` trains the query
+tower only (``TrainConfig.freeze_tool_tower``: the catalog's vectors stay the backbone's). Nothing is
+written to the builds.
 
 ``--folds K`` chooses on more tools than the split's val (8 on the default build): the tools outside the
 tool-disjoint test (train and val, 66 on the default build) are cut into K seeded groups; each recipe is
@@ -192,11 +194,13 @@ def train_and_rank(
     return ranks, record, seconds
 
 
-def parse_recipe(text: str) -> tuple[float, float, bool]:
+def parse_recipe(text: str) -> tuple[float, float, bool, bool]:
+    """``EPOCHS:LR`` with optional flags ``:wide`` and ``:query``: (epochs, lr, wide, query tower only)."""
     parts = text.split(":")
-    if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "wide"):
-        raise SystemExit(f"recipe {text!r}: expected EPOCHS:LR or EPOCHS:LR:wide")
-    return float(parts[0]), float(parts[1]), len(parts) == 3
+    flags = set(parts[2:])
+    if len(parts) < 2 or len(flags) != len(parts) - 2 or not flags <= {"wide", "query"}:
+        raise SystemExit(f"recipe {text!r}: expected EPOCHS:LR with optional :wide and :query")
+    return float(parts[0]), float(parts[1]), "wide" in flags, "query" in flags
 
 
 def widen(positives: pl.DataFrame) -> pl.DataFrame:
@@ -274,11 +278,18 @@ def main() -> None:
         base_rr = reciprocal_ranks(backbone, catalog, pools)
         for name in pools:
             pooled.setdefault(("backbone", name), []).append(base_rr[name])
-        for (epochs, lr, wide), fraction in itertools.product(recipes, fractions):
+        for (epochs, lr, wide, query_only), fraction in itertools.product(recipes, fractions):
             label = f"{epochs:g} ep, lr {lr:g}" + (", wide" if wide else "")
+            label += ", query tower only" if query_only else ""
             label += f", {fraction:.0%} of tools" if fractions != [1.0] else ""
             config = TrainConfig.for_profile(
-                profile, epochs=epochs, learning_rate=lr, max_steps=100_000, seed=args.train_seed, **towers
+                profile,
+                epochs=epochs,
+                learning_rate=lr,
+                max_steps=100_000,
+                seed=args.train_seed,
+                freeze_tool_tower=query_only,
+                **towers,
             )
             if args.folds:
                 by_query: dict[float, dict[str, float]] = {share: {} for share in shares}

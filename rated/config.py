@@ -152,6 +152,8 @@ class TrainConfig:
         max_seq_length: tokens kept per text (paper: 256).
         scale: the inverse temperature of InfoNCE (paper: tau = 0.05, i.e. scale 20).
         hard_negatives: add the mined hard negative of each pair as a third column.
+        freeze_tool_tower: train the query tower only; the tool tower keeps its backbone's weights, so
+            the catalog's vectors do not move (query-side fine-tuning).
         max_steps: stop after this many optimizer steps (``None`` = all of ``epochs``).
         max_train_examples: train on at most this many triples, sampled with the seed (``None`` = all).
         max_val_queries: queries of the validation evaluator (sampled with the seed).
@@ -176,6 +178,7 @@ class TrainConfig:
     max_seq_length: int = 256
     scale: float = 20.0
     hard_negatives: bool = True
+    freeze_tool_tower: bool = False
     max_steps: int | None = None
     max_train_examples: int | None = None
     max_val_queries: int = 200

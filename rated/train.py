@@ -389,6 +389,9 @@ def fine_tune(
         config.query_encoder, config.tool_encoder, config.pooling, config.max_seq_length
     )
     model = encoder.model
+    if config.freeze_tool_tower:  # the trainer's optimizer takes only parameters that need gradients
+        for weight in model[0].sub_modules["document"].parameters():
+            weight.requires_grad_(False)
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     total = math.ceil(config.epochs * steps_per_epoch)
     if config.max_steps is not None:

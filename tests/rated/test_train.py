@@ -234,3 +234,34 @@ def test_why_not_says_the_gain_did_not_carry_to_mcp_authors_requests() -> None:
     why = _why_not(comparison, record)
     assert why is not None and "on mcp_server_prompts:" in why and "did not carry" in why
     assert "learned tool names" not in why and "too few" not in why
+
+
+def test_a_frozen_tool_tower_keeps_the_backbone_and_the_query_tower_moves(
+    tmp_path: Path, small_tools
+) -> None:
+    """``freeze_tool_tower``: two real steps move only the query route; the tool route is the backbone."""
+    import torch
+    from datasets import Dataset
+
+    from ecoagent.config import MINILM
+    from rated.encoder import DualEncoder
+    from rated.train import fine_tune
+
+    tools = small_tools.head(24)
+    positives, negatives = syn_like(tools)
+    config = TrainConfig(
+        batch_size=4, max_steps=2, max_seq_length=64, freeze_tool_tower=True, learning_rate=1e-4
+    )
+    triples = training_triples(tools, with_tool_split(positives), negatives, config)
+    model, record = fine_tune(Dataset.from_polars(triples), None, config, tmp_path / "work")
+    assert record["steps"] == 2
+    base = DualEncoder.from_backbones(MINILM, max_seq_length=64).model[0].sub_modules
+    routes = model[0].sub_modules
+    for name, weight in routes["document"].state_dict().items():
+        assert torch.equal(weight, base["document"].state_dict()[name]), name
+    moved = [
+        name
+        for name, weight in routes["query"].state_dict().items()
+        if weight.is_floating_point() and not torch.equal(weight, base["query"].state_dict()[name])
+    ]
+    assert len(moved) > 50  # every layer of the query tower trained
