@@ -190,7 +190,9 @@ def train_and_rank(
     ranks = {}
     for share in sorted(shares, reverse=True):  # 1 first: the trained weights before any move
         moved = interpolate_weights(copy.deepcopy(model), backbone.model, share)
-        ranks[share] = reciprocal_ranks(DualEncoder(moved).freeze(), catalog, pools)
+        # a frozen tool tower is the backbone's, weight for weight: its catalog vectors are the cached ones
+        tools_key = backbone.tools_key if config.freeze_tool_tower else None
+        ranks[share] = reciprocal_ranks(DualEncoder(moved, tools_key).freeze(), catalog, pools)
     return ranks, record, seconds
 
 

@@ -23,6 +23,12 @@ def register_train(subparsers: Any) -> None:
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (paper: 1e-5)")
     parser.add_argument("--max-train-examples", type=int, default=None, help="cap on training triples")
     parser.add_argument("--max-val-queries", type=int, default=None, help="Syn val queries evaluated")
+    parser.add_argument(
+        "--freeze-tool-tower",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="train the query tower only, the catalog's vectors stay the backbone's (embedded default: on)",
+    )
     parser.add_argument("--force", action="store_true", help="retrain even if model/ is up to date")
     parser.set_defaults(func=_train)
 
@@ -45,6 +51,7 @@ def _train(args: argparse.Namespace) -> int:
         learning_rate=args.learning_rate,
         max_train_examples=args.max_train_examples,
         max_val_queries=args.max_val_queries,
+        freeze_tool_tower=args.freeze_tool_tower,
     )
     before, after = stats.get("val_before", {}), stats.get("val_after", {})
     rows: list[list[Any]] = [

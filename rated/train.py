@@ -6,7 +6,9 @@ column to the query tower and the tool columns to the tool tower. Training uses 
 ``train`` in BOTH split columns (``split``, the paper's query split, and ``split_tool``, the tool-disjoint
 one), so neither test set is seen. Syn val is evaluated before, during and after training, and the
 fine-tuned encoder is compared with its untrained backbone on held-out data (``held_out_comparison``),
-so the gain of fine-tuning is on record next to the model.
+so the gain of fine-tuning is on record next to the model. The embedded profile trains the query tower
+only (``TrainConfig.freeze_tool_tower``): the catalog's vectors stay the backbone's, which carried better to
+real requests than moving both towers (docs/rated.md, "The query tower only").
 """
 
 from __future__ import annotations
@@ -369,7 +371,8 @@ def _precision() -> dict[str, bool]:
 def fine_tune(
     train: Dataset, evaluator: InformationRetrievalEvaluator | None, config: TrainConfig, work: Path
 ) -> tuple[Any, dict[str, Any]]:
-    """Fine-tune both towers; returns the trained SentenceTransformer and the run's record.
+    """Fine-tune the towers (the query tower only with ``freeze_tool_tower``); returns the trained
+    SentenceTransformer and the run's record.
 
     Args:
         train: ``anchor`` / ``positive`` (/ ``negative``) columns.
@@ -438,6 +441,7 @@ def fine_tune(
         "warmup_steps": warmup,
         "eval_steps": eval_steps,
         "train_examples": len(train),
+        "towers_trained": ["query"] if config.freeze_tool_tower else ["query", "tool"],
         "train_loss": float(result.training_loss),
         "train_seconds": round(seconds, 2),
         "precision": "bf16" if precision["bf16"] else "fp16" if precision["fp16"] else "fp32",
@@ -539,7 +543,15 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
     compare_seconds = time.perf_counter() - t0
     stats = {
         k: record[k]
-        for k in ("steps", "planned_steps", "warmup_steps", "train_examples", "train_loss", "train_seconds")
+        for k in (
+            "steps",
+            "planned_steps",
+            "warmup_steps",
+            "train_examples",
+            "towers_trained",
+            "train_loss",
+            "train_seconds",
+        )
     }
     stats.update(
         {

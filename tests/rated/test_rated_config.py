@@ -32,6 +32,7 @@ def test_paper_defaults() -> None:
         256,
     )
     assert train.scale == pytest.approx(1 / 0.05)
+    assert train.freeze_tool_tower is False  # the paper fine-tunes both towers
 
 
 def test_variants_are_strings_for_configs() -> None:

@@ -254,7 +254,7 @@ def test_a_frozen_tool_tower_keeps_the_backbone_and_the_query_tower_moves(
     )
     triples = training_triples(tools, with_tool_split(positives), negatives, config)
     model, record = fine_tune(Dataset.from_polars(triples), None, config, tmp_path / "work")
-    assert record["steps"] == 2
+    assert record["steps"] == 2 and record["towers_trained"] == ["query"]
     base = DualEncoder.from_backbones(MINILM, max_seq_length=64).model[0].sub_modules
     routes = model[0].sub_modules
     for name, weight in routes["document"].state_dict().items():
