@@ -22,8 +22,8 @@ tools: the interval over tools is the one that says whether a gain would carry t
 
 A recipe is ``EPOCHS:LR`` with optional flags: ``:wide`` adds the query split's val queries of training
 tools (``split_tool == train and split == val``: pairs no test set holds); ``:query`` trains the query
-tower only (``TrainConfig.freeze_tool_tower``: the catalog's vectors stay the backbone's). Nothing is
-written to the builds.
+tower only (``TrainConfig.freeze_tool_tower``: the catalog's vectors stay the backbone's; the embedded
+default), and a recipe without it trains both towers, as the paper does. Nothing is written to the builds.
 
 ``--folds K`` chooses on more tools than the split's val (8 on the default build): the tools outside the
 tool-disjoint test (train and val, 66 on the default build) are cut into K seeded groups; each recipe is
@@ -324,14 +324,14 @@ def main() -> None:
                 )
             for share in shares:
                 rr = by_share[share]
-                moved = label + (f", {share:g} of the way" if shares != [1.0] else "")
+                row_label = label + (f", {share:g} of the way" if shares != [1.0] else "")
                 for name in pools:
-                    pooled.setdefault((moved, name), []).append(rr[name])
+                    pooled.setdefault((row_label, name), []).append(rr[name])
                     test = compare(rr[name], base_rr[name], n_resamples=10_000, seed=0)
                     rows.append(
                         (
                             build.name if build.name != "out" else str(build),
-                            moved,
+                            row_label,
                             record["steps"],
                             record["train_examples"],
                             f"{seconds:.0f}",
