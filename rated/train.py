@@ -328,6 +328,7 @@ def _why_not(comparison: dict[str, Any], record: dict[str, Any]) -> str | None:
     if not lost:
         return None
     reasons = []
+    towers = "the query tower" if record.get("towers_trained") == ["query"] else "the towers"
     small = [k for k in lost if "smoke_test" in comparison[k]]
     if small:
         reasons.append(
@@ -335,12 +336,12 @@ def _why_not(comparison: dict[str, Any], record: dict[str, Any]) -> str | None:
         )
     if record["train_examples"] < 500:
         reasons.append(
-            f"only {record['train_examples']} training pairs: the towers fit the few Syn tools they saw"
+            f"only {record['train_examples']} training pairs: {towers} fit the few Syn tools of training"
         )
     if "syn_tool_split_test_not_naming_tool" in lost and "syn_tool_split_test" not in lost:
         reasons.append(
-            "its gain on unseen tools comes from the queries that name their tool: the towers learned "
-            "tool names more than what requests for a tool look like"
+            "its gain on unseen tools comes from the queries that name their tool: "
+            f"{towers} learned tool names more than what requests for a tool look like"
         )
     if "real_test" in lost:
         reasons.append(
