@@ -187,11 +187,11 @@ def train_and_rank(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - started
+    # a frozen tool tower is the backbone's, weight for weight: its catalog vectors are the cached ones
+    tools_key = backbone.tools_key if config.freeze_tool_tower else None
     ranks = {}
     for share in sorted(shares, reverse=True):  # 1 first: the trained weights before any move
-        moved = interpolate_weights(copy.deepcopy(model), backbone.model, share)
-        # a frozen tool tower is the backbone's, weight for weight: its catalog vectors are the cached ones
-        tools_key = backbone.tools_key if config.freeze_tool_tower else None
+        moved = model if share == 1 else interpolate_weights(copy.deepcopy(model), backbone.model, share)
         ranks[share] = reciprocal_ranks(DualEncoder(moved, tools_key).freeze(), catalog, pools)
     return ranks, record, seconds
 
@@ -242,9 +242,12 @@ def main() -> None:
 
     recipes = [parse_recipe(r) for r in args.recipes.split(",")]
     fractions = [float(f) for f in args.tool_fractions.split(",")]
-    shares = [float(x) for x in args.interpolations.split(",")]
+    try:
+        shares = [float(x) for x in args.interpolations.split(",")]
+    except ValueError as err:
+        raise SystemExit(f"--interpolations {args.interpolations!r}: {err}") from None
     if any(not 0 < x <= 1 for x in shares):
-        raise SystemExit("--interpolations: shares in (0, 1]")
+        raise SystemExit(f"--interpolations {args.interpolations!r}: shares in (0, 1]")
     if any(not 0 < f <= 1 for f in fractions) or (args.folds and fractions != [1.0]):
         raise SystemExit("--tool-fractions: shares in (0, 1], and only without --folds")
     profile = get_profile(args.profile)

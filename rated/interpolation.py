@@ -44,10 +44,10 @@ def interpolate_weights(tuned: Any, base: Any, share: float) -> Any:
         for name, weight in mine.items():
             if not weight.is_floating_point():
                 continue
-            other = theirs[name]
-            if other.shape != weight.shape:
+            if theirs[name].shape != weight.shape:
                 raise ValueError(
-                    f"{name}: shape {tuple(weight.shape)} in tuned, {tuple(other.shape)} in base"
+                    f"{name}: shape {tuple(weight.shape)} in tuned, {tuple(theirs[name].shape)} in base"
                 )
-            weight.copy_(other.to(weight.dtype) + share * (weight - other.to(weight.dtype)))
+            other = theirs[name].to(weight.dtype)
+            weight.copy_(other + share * (weight - other))
     return tuned
