@@ -386,16 +386,18 @@ def fine_tune(
     from sentence_transformers.base.sampler import BatchSamplers
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    from rated.encoder import DualEncoder
+    from rated.encoder import DualEncoder, route_digest
 
     torch.manual_seed(config.seed)
     encoder = DualEncoder.from_backbones(
         config.query_encoder, config.tool_encoder, config.pooling, config.max_seq_length
     )
     model = encoder.model
+    frozen_digest = None
     if config.freeze_tool_tower:  # the trainer's optimizer takes only parameters that need gradients
         for weight in model[0].sub_modules["document"].parameters():
             weight.requires_grad_(False)
+        frozen_digest = route_digest(model, "document")
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     total = math.ceil(config.epochs * steps_per_epoch)
     if config.max_steps is not None:
@@ -436,6 +438,8 @@ def fine_tune(
     bar.close()
     seconds = time.perf_counter() - started
     after = evaluator(model) if evaluator is not None else {}
+    if frozen_digest is not None and route_digest(model, "document") != frozen_digest:
+        raise RuntimeError("the tool tower changed in training although it was frozen (freeze_tool_tower)")
     record = {
         "steps": int(result.global_step),
         "planned_steps": total,
@@ -443,6 +447,8 @@ def fine_tune(
         "eval_steps": eval_steps,
         "train_examples": len(train),
         "towers_trained": ["query"] if config.freeze_tool_tower else ["query", "tool"],
+        # the untrained tool tower's cache key, when it left training bit-identical (``record_backbone_tower``)
+        "backbone_tools_key": encoder.tools_key if frozen_digest is not None else None,
         "train_loss": float(result.training_loss),
         "train_seconds": round(seconds, 2),
         "precision": "bf16" if precision["bf16"] else "fp16" if precision["fp16"] else "fp32",
@@ -469,7 +475,7 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
     """
     from datasets import Dataset
 
-    from rated.encoder import DualEncoder
+    from rated.encoder import DualEncoder, record_backbone_tower
 
     art = ArtifactDir(out)
     config = TrainConfig.for_profile(profile, **options)
@@ -506,6 +512,8 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
     staging = art.root / ".model.tmp"
     shutil.rmtree(staging, ignore_errors=True)
     model.save(str(staging))
+    if record["backbone_tools_key"] is not None:  # the catalog's vectors are the backbone's: no new encode
+        record_backbone_tower(staging, record["backbone_tools_key"])
     probe_q, probe_t = triples["anchor"][:4].to_list(), triples["positive"][:4].to_list()
     reloaded = DualEncoder.load(staging).freeze()
     trained = DualEncoder(model).freeze()

@@ -87,6 +87,36 @@ def test_a_saved_tower_is_cached_by_its_weights(tmp_path, monkeypatch, dual_enco
     assert saved_key(tmp_path / "m") != loaded.tools_key
 
 
+def test_a_tool_tower_recorded_as_its_backbone_reads_the_crawls_vectors(tmp_path, monkeypatch) -> None:
+    """The train stage's frozen tool tower: saved, reloaded, it keeps the backbone's key while its files
+    are the recorded ones, so the catalog is never encoded again; changed files fall back to their own."""
+    from ecoagent.embeddings import embed, static_encoder_key
+    from rated.encoder import BACKBONE_TOWER_FILE, record_backbone_tower, saved_key
+
+    monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path / "cache"))
+    docs = ["Gmail: Send and read email messages", "PDF reader: extract text from PDFs (tags: pdf)"]
+    crawl = embed(MINILM, docs)  # fills the shared cache under the packaged encoder's key
+    backbone = DualEncoder.from_backbones(MINILM).freeze()
+    backbone.save(tmp_path / "m")
+    untagged = saved_key(tmp_path / "m")
+    assert untagged.startswith("dual-encoder-tools|")
+    record_backbone_tower(tmp_path / "m", backbone.tools_key)
+    loaded = DualEncoder.load(tmp_path / "m").freeze()
+    assert loaded.tools_key == static_encoder_key(MINILM)
+    monkeypatch.setattr(loaded, "_encode_documents", _refuse)
+    np.testing.assert_array_equal(loaded.encode_tools(docs), crawl)
+    # the saved tower computes those vectors itself too
+    np.testing.assert_allclose(DualEncoder.load(tmp_path / "m")._encode_documents(docs, 16), crawl, atol=1e-5)
+    # a tower whose files changed after the record is not the backbone any more
+    weights = next((tmp_path / "m").glob("document_0_*/model.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\0")
+    assert saved_key(tmp_path / "m").startswith("dual-encoder-tools|")
+    assert saved_key(tmp_path / "m") != untagged
+    (tmp_path / "m" / BACKBONE_TOWER_FILE).write_text("[1, 2")
+    with pytest.raises(ValueError, match=BACKBONE_TOWER_FILE):
+        saved_key(tmp_path / "m")
+
+
 def test_a_tower_that_takes_gradients_is_never_served_from_the_cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ECOAGENT_CACHE", str(tmp_path))
     training = DualEncoder.from_backbones(MINILM)  # not frozen

@@ -12,6 +12,7 @@ from rated_testdata import syn_like
 
 from ecoagent.artifacts import ArtifactDir, write_parquet
 from ecoagent.cli import main
+from ecoagent.config import MINILM
 from ecoagent.schemas import tool_documents
 from rated.config import TrainConfig
 from rated.train import (
@@ -204,6 +205,11 @@ def test_train_command_fine_tunes_saves_and_resumes(tmp_path: Path, small_tools,
     assert "skipped" in held["real_test"]  # no real/pairs.parquet in this folder
     r = RATED.load(out.model, tools)
     assert r.select(positives["query"][0]) in set(tools["tool_id"])
+    # the embedded recipe keeps the tool tower: the saved model names the backbone's catalog vectors
+    from rated.encoder import DualEncoder, backbone_key
+
+    assert stats["towers_trained"] == ["query"]
+    assert DualEncoder.load(out.model).tools_key == backbone_key(MINILM, "auto", 128)
     # a second run with the same config and data is skipped
     assert main(argv) == 0
     assert "skipped" in capsys.readouterr().out
@@ -243,8 +249,7 @@ def test_a_frozen_tool_tower_keeps_the_backbone_and_the_query_tower_moves(
     import torch
     from datasets import Dataset
 
-    from ecoagent.config import MINILM
-    from rated.encoder import DualEncoder
+    from rated.encoder import DualEncoder, backbone_key
     from rated.train import fine_tune
 
     tools = small_tools.head(24)
@@ -255,6 +260,7 @@ def test_a_frozen_tool_tower_keeps_the_backbone_and_the_query_tower_moves(
     triples = training_triples(tools, with_tool_split(positives), negatives, config)
     model, record = fine_tune(Dataset.from_polars(triples), None, config, tmp_path / "work")
     assert record["steps"] == 2 and record["towers_trained"] == ["query"]
+    assert record["backbone_tools_key"] == backbone_key(MINILM, "auto", 64)  # checked unchanged
     base = DualEncoder.from_backbones(MINILM, max_seq_length=64).model[0].sub_modules
     routes = model[0].sub_modules
     for name, weight in routes["document"].state_dict().items():
