@@ -309,17 +309,21 @@ def held_out_comparison(
         test = compare(rr[names[0]], rr[names[1]], n_resamples=n_resamples, seed=0)
         kept = ("mean_diff", "ci_low", "ci_high", "p_randomization", "n_resamples")
         block["paired_test"] = {k: v for k, v in test.to_dict().items() if k in kept}
-        sure = test.ci_low > 0 or test.ci_high < 0
-        ci = f"paired 95% CI of the difference [{test.ci_low:+.4f}, {test.ci_high:+.4f}]" + (
-            "" if sure else ": not distinguishable from no difference"
-        )
-        block["verdict"] = (
-            f"{names[0]} beats {names[1]} on MRR ({a:.4f} vs {b:.4f}; {ci})"
-            if a > b
-            else f"{names[0]} does NOT beat {names[1]} on MRR ({a:.4f} vs {b:.4f}; {ci})"
-        )
+        block["verdict"] = verdict(names[0], names[1], a, b, test.ci_low, test.ci_high)
         out[set_name] = block
     return out
+
+
+def verdict(first: str, second: str, a: float, b: float, ci_low: float, ci_high: float) -> str:
+    """One line on MRR ``a`` of ``first`` against ``b`` of ``second`` with the paired 95 % interval of
+    the difference: "beats" only where the interval excludes 0; a higher mean inside it is "ahead"."""
+    sure = ci_low > 0 or ci_high < 0
+    ci = f"paired 95% CI of the difference [{ci_low:+.4f}, {ci_high:+.4f}]" + (
+        "" if sure else ": not distinguishable from no difference"
+    )
+    if a <= b:
+        return f"{first} does NOT beat {second} on MRR ({a:.4f} vs {b:.4f}; {ci})"
+    return f"{first} {'beats' if sure else 'is ahead of'} {second} on MRR ({a:.4f} vs {b:.4f}; {ci})"
 
 
 def _why_not(comparison: dict[str, Any], record: dict[str, Any]) -> str | None:

@@ -21,6 +21,7 @@ from rated.train import (
     train_rows,
     training_triples,
     validation_evaluator,
+    verdict,
 )
 
 
@@ -213,6 +214,17 @@ def test_train_command_fine_tunes_saves_and_resumes(tmp_path: Path, small_tools,
     # a second run with the same config and data is skipped
     assert main(argv) == 0
     assert "skipped" in capsys.readouterr().out
+
+
+def test_verdict_says_beats_only_when_the_interval_excludes_zero() -> None:
+    assert verdict("fine-tuned", "backbone", 0.55, 0.50, 0.01, 0.09).startswith(
+        "fine-tuned beats backbone on MRR (0.5500 vs 0.5000; paired 95% CI of the difference [+0.0100, +0.0900])"
+    )
+    ahead = verdict("fine-tuned", "backbone", 0.548, 0.529, -0.0008, 0.0389)
+    assert ahead.startswith("fine-tuned is ahead of backbone") and "not distinguishable" in ahead
+    assert "beats" not in ahead
+    lost = verdict("fine-tuned", "backbone", 0.45, 0.50, -0.09, -0.01)
+    assert lost.startswith("fine-tuned does NOT beat backbone") and "not distinguishable" not in lost
 
 
 def test_why_not_names_tool_learning_when_only_the_not_naming_set_is_lost() -> None:
