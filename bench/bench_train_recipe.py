@@ -187,8 +187,9 @@ def train_and_rank(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - started
-    # a frozen tool tower is the backbone's, weight for weight: its catalog vectors are the cached ones
-    tools_key = backbone.tools_key if config.freeze_tool_tower else None
+    # a frozen tool tower left training bit-identical (fine_tune checks it and names the backbone's key):
+    # its catalog vectors are the cached ones, for every share (the move leaves an unchanged tower as it is)
+    tools_key = record["backbone_tools_key"]
     ranks = {}
     for share in sorted(shares, reverse=True):  # 1 first: the trained weights before any move
         moved = model if share == 1 else interpolate_weights(copy.deepcopy(model), backbone.model, share)
