@@ -36,7 +36,7 @@ def register_train(subparsers: Any) -> None:
 def _train(args: argparse.Namespace) -> int:
     from ecoagent.config import get_profile
     from ecoagent.summary import print_table
-    from rated.train import run
+    from rated.train import excludes_zero, run
 
     profile = get_profile(args.profile)
     if args.seed is not None:
@@ -77,7 +77,9 @@ def _train(args: argparse.Namespace) -> int:
     unclear = [
         name
         for name, block in (stats.get("held_out") or {}).items()
-        if block.get("mrr_gain", 0) > 0 and block.get("paired_test", {}).get("ci_low", 1.0) <= 0
+        if block.get("mrr_gain", 0) > 0
+        and "paired_test" in block
+        and not excludes_zero(block["paired_test"]["ci_low"], block["paired_test"]["ci_high"])
     ]
     if unclear:
         print(f"gain not distinguishable from none (paired 95% CI includes 0): {', '.join(unclear)}")

@@ -314,10 +314,15 @@ def held_out_comparison(
     return out
 
 
+def excludes_zero(ci_low: float, ci_high: float) -> bool:
+    """Whether a paired interval of a difference separates it from none: the one rule for "beats"."""
+    return ci_low > 0 or ci_high < 0
+
+
 def verdict(first: str, second: str, a: float, b: float, ci_low: float, ci_high: float) -> str:
     """One line on MRR ``a`` of ``first`` against ``b`` of ``second`` with the paired 95 % interval of
     the difference: "beats" only where the interval excludes 0; a higher mean inside it is "ahead"."""
-    sure = ci_low > 0 or ci_high < 0
+    sure = excludes_zero(ci_low, ci_high)
     ci = f"paired 95% CI of the difference [{ci_low:+.4f}, {ci_high:+.4f}]" + (
         "" if sure else ": not distinguishable from no difference"
     )
