@@ -263,7 +263,8 @@ def bench_yield(
     rows: list[list[Any]] = []
     for model, mode in ((QWEN_CODER_1_5B, "list"), (QWEN_CODER_0_5B, "list"), (QWEN_CODER_1_5B, "single")):
         llm = make_llm(ModelConfig(llm=model), threads=args.threads)
-        config = GenerationConfig(queries_per_tool=10, mode=mode, max_rounds=1)  # type: ignore[arg-type]
+        # one whole answer per tool, as the model was chosen: a list given up early would keep fewer
+        config = GenerationConfig(queries_per_tool=10, mode=mode, max_rounds=1, give_up_after=0)  # type: ignore[arg-type]
         gen = QueryGenerator(llm, config, seed=0)
         ckpt = Path(args.scratch) / f"yield-{model.split('/')[-1]}-{mode}.jsonl"
         ckpt.unlink(missing_ok=True)

@@ -8,7 +8,9 @@ the next tool the moment its answer ends; other backends get several tools' samp
 sample has its own seed derived from the tool id, so a resumed run produces what an uninterrupted one
 would. A list answer
 is screened line by line while it is decoded and ends as soon as its tool has the queries it wants,
-since the rest would be thrown away (backends that can stop mid-answer: llama.cpp). Each tool is appended
+since the rest would be thrown away, or once ``give_up_after`` items in a row were rejected, since the
+rest of a list that has fallen into repeats is rarely kept (backends that can stop mid-answer:
+llama.cpp; the others screen a whole answer by the same rule). Each tool is appended
 to a JSONL checkpoint (``ecoagent.checkpoint``, fsynced) the moment it finishes, and tools already there
 are skipped on rerun.
 """
@@ -50,6 +52,11 @@ from generators.prompts import (
 
 log = logging.getLogger(__name__)
 
+# Calls per tool in list mode: answers given up after two rejected items in a row (``give_up_after``)
+# are short, so a tool makes more of them; five kept as many tools at 10 queries as three whole lists
+# did, in a replay of two 100-tool checkpoints (bench/RESULTS.md, "Give up a list that repeats").
+LIST_MAX_ROUNDS = 5
+
 
 @dataclass(frozen=True)
 class GenerationConfig:
@@ -61,6 +68,7 @@ class GenerationConfig:
         oversample: samples drawn per wanted query in the first round (``single`` mode), or requests asked
             for per wanted query in one ``list`` call.
         max_rounds: rounds of sampling per tool; later rounds retry only what is still missing.
+            ``generators.pipeline`` gives list mode ``LIST_MAX_ROUNDS`` (5): its answers end early.
         tools_per_batch: tools whose samples share one call to the LLM, for backends that batch inside a
             call (``in_flight`` 1: transformers); the others keep ``in_flight`` tools going instead.
         temperature: moderate: lower repeats itself, higher drifts off topic on the 135M model.
@@ -72,6 +80,10 @@ class GenerationConfig:
         max_words: longer queries are rejected.
         rivals: nearest tools the ``list`` prompt shows for contrast (``generators.rivals``; the tool dicts
             carry them); 0 = none. Part of the checkpoint key.
+        give_up_after: a list answer ends after this many items in a row were rejected (0 = never) and
+            its tool asks again in the next round: in two 100-tool checkpoints of the 1.5B model the item
+            after two rejections in a row was kept 11 % of the time, after three 7 %, while a new call's
+            items were kept 37-61 % of the time. Only list answers have several items.
     """
 
     queries_per_tool: int = 10
@@ -86,6 +98,7 @@ class GenerationConfig:
     min_words: int = MIN_WORDS
     max_words: int = MAX_WORDS
     rivals: int = 0
+    give_up_after: int = 2
 
     def __post_init__(self) -> None:
         if self.queries_per_tool <= 0:
@@ -96,6 +109,8 @@ class GenerationConfig:
             raise ValueError("max_rounds and tools_per_batch must be > 0")
         if not 0 < self.min_words <= self.max_words:
             raise ValueError("need 0 < min_words <= max_words")
+        if self.give_up_after < 0:
+            raise ValueError("give_up_after must be >= 0")
         if self.rivals < 0 or (self.rivals and self.mode != "list"):
             raise ValueError("rivals must be >= 0, and only the list prompt shows them")
 
@@ -162,6 +177,7 @@ class QueryGenerator:
         self.generation_cpu_seconds = 0.0  # this process's CPU time in LLM calls (llama.cpp runs in-process)
         self.tools_generated = 0  # tools generated in this run, not read back from a checkpoint
         self.stopped_early = 0  # list answers ended once their tool had enough (llama.cpp backend)
+        self.given_up = 0  # list answers ended after ``give_up_after`` rejected items in a row
         self._lock = threading.Lock()
 
     def _requests(self, state: _ToolState) -> list[tuple[Any, int]]:
@@ -196,16 +212,19 @@ class QueryGenerator:
         seed: int,
         queries: list[dict[str, Any]],
         failures: list[dict[str, Any]],
-    ) -> None:
+    ) -> bool:
         """Parse one answer and append its queries that pass every filter (up to the number wanted) to
-        ``queries`` and the others, with their reason, to ``failures``."""
+        ``queries`` and the others, with their reason, to ``failures``. Returns whether the answer was
+        given up: ``give_up_after`` items in a row rejected, after which its items are not screened (a
+        streamed answer ends there, ``_enough``, so a whole answer is read the same way)."""
         parsed = parse_queries(raw)
         if parsed.reason:
             failures.append({"raw": raw, "reason": parsed.reason, "seed": seed})
-            return
+            return False
         candidates = parsed.queries[:1] if self.config.mode == "single" else parsed.queries
         examples = [answer for _, _, answer in FEW_SHOT] if self.config.mode == "single" else []
         injected = injected_words(str(tool.get("description") or ""))
+        rejected_in_a_row = 0
         for i, query in enumerate(candidates):
             # only the last item of an answer may stop at the token limit, and only when the answer
             # does not end at a line break; earlier ones ended at a newline
@@ -224,23 +243,32 @@ class QueryGenerator:
                 reason = "repeats an earlier query of this tool"
             if reason:
                 failures.append({"raw": raw, "query": query, "reason": reason, "seed": seed})
+                rejected_in_a_row += 1
+                if rejected_in_a_row == self.config.give_up_after:
+                    return True
                 continue
+            rejected_in_a_row = 0
             if len(queries) < self.config.queries_per_tool:
                 queries.append({"query": query, "seed": seed})
+        return False
 
     def _enough(self, states: list[_ToolState], index: int, so_far: str) -> bool:
         """Whether answer ``index``'s complete lines so far already give its tool (``states[index]``) all
-        the queries it wants, so the rest of the list would be thrown away: the same screening on copies."""
+        the queries it wants, so the rest of the list would be thrown away, or were given up (``_screen``):
+        the same screening on copies."""
         state = states[index]
         if not is_list(so_far):  # a JSON answer is judged when it closes, not line by line
             return False
         queries = list(state.queries)
-        self._screen(state.tool, so_far, 0, queries, [])
+        gave_up = self._screen(state.tool, so_far, 0, queries, [])
         enough = len(queries) >= self.config.queries_per_tool
-        if enough:
+        if enough or gave_up:
             with self._lock:
-                self.stopped_early += 1
-        return enough
+                if enough:
+                    self.stopped_early += 1
+                else:
+                    self.given_up += 1
+        return enough or gave_up
 
     def _run_batch(self, states: list[_ToolState], finished: Callable[[_ToolState], None]) -> None:
         cfg = self.config

@@ -28,7 +28,7 @@ from ecoagent.schemas import tool_documents, validate_tools
 from generators.dedup import MinHashConfig, MinHashDeduper, within_group_similarity
 from generators.equivalents import EquivalenceRule, find_equivalents
 from generators.filters import names_service, names_tool, word_count
-from generators.generate import GenerationConfig, QueryGenerator, read_checkpoint
+from generators.generate import LIST_MAX_ROUNDS, GenerationConfig, QueryGenerator, read_checkpoint
 from generators.negatives import NegativeConfig, mine_negatives
 from generators.prompts import prompt_version
 from generators.retrieval import label_ranks, self_ranks
@@ -85,7 +85,10 @@ def generation_key(info: dict[str, Any], profile: Profile) -> tuple[GenerationCo
     # the 135M test model repeats itself when asked for a list; every capable model gets the paper's list
     mode = "single" if canonical(str(info.get("model"))) == SMOLLM2 else "list"
     rivals = profile.syn_rivals if mode == "list" else 0
-    gen_config = GenerationConfig(queries_per_tool=profile.syn_queries_per_tool, mode=mode, rivals=rivals)
+    rounds = LIST_MAX_ROUNDS if mode == "list" else GenerationConfig.max_rounds
+    gen_config = GenerationConfig(
+        queries_per_tool=profile.syn_queries_per_tool, mode=mode, rivals=rivals, max_rounds=rounds
+    )
     model = {k: v for k, v in info.items() if k not in RUNTIME_INFO}
     return gen_config, fingerprint({"llm": model, "generation": gen_config.to_dict(), "seed": profile.seed})
 
@@ -371,6 +374,8 @@ def run(
             "tools_generated": generator.tools_generated,
             # list answers ended at a line once their tool had enough queries (the rest is not decoded)
             "stopped_early": generator.stopped_early,
+            # list answers ended after ``give_up_after`` rejected items in a row (their tool asks again)
+            "given_up": generator.given_up,
             "llm_wall_s": round(generator.generation_seconds, 1),
             "llm_cpu_s": round(generator.generation_cpu_seconds, 1),
             "llm_cpu_s_per_tool": round(generator.generation_cpu_seconds / generator.tools_generated, 2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -156,6 +157,44 @@ def test_a_list_answer_ends_once_its_tool_has_enough_and_keeps_what_the_whole_an
     assert streaming.returned == [FLIGHTS[: FLIGHTS.index("5.")]]
     assert (gen_stream.stopped_early, gen_whole.stopped_early) == (1, 0)
     assert [f["reason"] for f in cut["failures"]] == ["repeats an earlier query of this tool"]
+
+
+REPEATS = (
+    "1. Find cheap flights from Lisbon to Rome on May 3.\n"
+    "2. Find cheap flights from Lisbon to Rome on May 4.\n"  # near-duplicates of the first: two in a row
+    "3. Find cheap flights from Lisbon to Rome on May 5.\n"
+    "4. Which airline flies from Porto to Berlin most often?\n"  # never screened: the list gave up
+    "5. Find cheap flights from Lisbon to Rome on May 6.\n"
+)
+FRESH = "1. Show direct flights from Oslo to Nice next Friday.\n2. List the cheapest flight from Vienna to Athens in June.\n"
+
+
+def test_a_list_that_falls_into_repeats_is_given_up_and_its_tool_asks_again(tmp_path: Path) -> None:
+    config = GenerationConfig(queries_per_tool=3, mode="list", oversample=2.0, max_rounds=2, give_up_after=2)
+    tool = {"tool_id": "test:kit:flights", "name": "flights", "description": "Search flights."}
+    whole, streaming = _Scripted([REPEATS, FRESH]), _Streaming([REPEATS, FRESH])
+    gen_whole, gen_stream = QueryGenerator(whole, config), QueryGenerator(streaming, config)
+    full = next(gen_whole.run([tool], tmp_path / "whole.jsonl"))
+    cut = next(gen_stream.run([tool], tmp_path / "cut.jsonl"))
+    # decoding ended at the second rejection in a row; a whole answer is read the same way
+    assert streaming.returned[0] == REPEATS[: REPEATS.index("4. Which")]
+    assert (gen_stream.given_up, gen_whole.given_up) == (1, 0)
+    assert whole.calls == streaming.calls == 2
+    assert cut["queries"] == full["queries"]
+    assert [q["query"] for q in cut["queries"]] == [
+        "Find cheap flights from Lisbon to Rome on May 3.",
+        "Show direct flights from Oslo to Nice next Friday.",
+        "List the cheapest flight from Vienna to Athens in June.",
+    ]
+    assert [f["reason"] for f in cut["failures"]] == ["repeats an earlier query of this tool"] * 2
+    # without giving up, the whole first answer is screened, and its fourth item is kept
+    never = QueryGenerator(_Scripted([REPEATS, FRESH]), dataclasses.replace(config, give_up_after=0))
+    kept = [q["query"] for q in next(never.run([tool], tmp_path / "never.jsonl"))["queries"]]
+    assert kept == [
+        "Find cheap flights from Lisbon to Rome on May 3.",
+        "Which airline flies from Porto to Berlin most often?",
+        "Show direct flights from Oslo to Nice next Friday.",
+    ]
 
 
 def test_an_answer_that_is_not_a_list_is_not_cut(tmp_path: Path) -> None:
