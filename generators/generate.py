@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 # Calls per tool in list mode: answers given up after two rejected items in a row (``give_up_after``)
 # are short, so a tool makes more of them; five kept as many tools at 10 queries as three whole lists
-# did, in a replay of two 100-tool checkpoints (bench/RESULTS.md, "Give up a list that repeats").
+# did, in a replay of three 100-tool checkpoints (bench/RESULTS.md, "Give up a list that repeats").
 LIST_MAX_ROUNDS = 5
 
 
@@ -81,9 +81,10 @@ class GenerationConfig:
         rivals: nearest tools the ``list`` prompt shows for contrast (``generators.rivals``; the tool dicts
             carry them); 0 = none. Part of the checkpoint key.
         give_up_after: a list answer ends after this many items in a row were rejected (0 = never) and
-            its tool asks again in the next round: in two 100-tool checkpoints of the 1.5B model the item
-            after two rejections in a row was kept 11 % of the time, after three 7 %, while a new call's
-            items were kept 37-61 % of the time. Only list answers have several items.
+            its tool asks again in the next round: in three 100-tool checkpoints of the 1.5B model the item
+            after two rejections in a row was kept 11 % of the time, after three 7 %, while the items of a
+            tool's first, second and third call were kept 61, 50 and 39 % of the time
+            (``bench/bench_syn_give_up.py``). Only list answers have several items.
     """
 
     queries_per_tool: int = 10
