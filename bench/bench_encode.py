@@ -1,7 +1,7 @@
 """Encoding the catalog on a CPU: batch sizes and precisions for the packaged encoders, one run.
 
 Run: ``.venv/bin/python bench/bench_encode.py [--tools out/tools.parquet] [--docs 800] [--batches 64,32,16,8]
-[--dtypes float32,bfloat16] [--models sentence-transformers/all-MiniLM-L6-v2,sentence-transformers/all-mpnet-base-v2]``.
+[--dtypes float32,bfloat16] [--backends torch,openvino] [--models sentence-transformers/all-MiniLM-L6-v2,sentence-transformers/all-mpnet-base-v2]``.
 Prints a Markdown table (copied into ``bench/results/encode.md``).
 
 - Documents: ``--docs`` tool documents (``ecoagent.schemas.tool_document``) drawn at random (seed 0) from
@@ -12,6 +12,10 @@ Prints a Markdown table (copied into ``bench/results/encode.md``).
 - ``bfloat16`` is torch's CPU autocast (``ecoagent.embeddings.precision``), what the embedding cache uses
   where the CPU has AMX-BF16 or AVX512-BF16 (``ecoagent.embeddings.encode_dtype``); on a CPU without
   native bf16 it is emulated and slow.
+- ``--backends``: ``torch`` (sentence-transformers' own ``encode``) and ``openvino`` (the same model converted
+  by ``ecoagent.openvino_encoder``, which the embedding cache uses where OpenVINO is installed:
+  ``ecoagent.embeddings.encode_backend``); under OpenVINO ``bfloat16`` is its inference precision hint.
+  The conversion and compilation (about a second per precision) are outside the timed rows.
 - sentence-transformers sorts a call's texts by length, so only the longest batches are padded; on a CPU
   the padded attention of a big batch of long documents is what a smaller batch saves.
 - Threads: torch's default (the cores it sees). Compare rows of one run only: machines differ.
@@ -32,33 +36,45 @@ from ecoagent.schemas import tool_documents
 from ecoagent.summary import cpu_model, print_table
 
 
-def bench(model_name: str, docs: list[str], batches: list[int], dtypes: list[str]) -> list[list[str]]:
+def bench(
+    model_name: str, docs: list[str], batches: list[int], dtypes: list[str], backends: list[str]
+) -> list[list[str]]:
     model = load_encoder(model_name)
     rows, base, base_wall = [], None, None
-    for dtype in dtypes:
-        with precision(dtype):
-            model.encode(docs[:32], batch_size=16, show_progress_bar=False)  # warm-up: threads, kernels
-        for bs in batches:
-            t0, c0 = time.perf_counter(), time.process_time()
-            with precision(dtype):
-                emb = model.encode(docs, batch_size=bs, normalize_embeddings=True, show_progress_bar=False)
-            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-            emb = np.asarray(emb, dtype=np.float32)
-            if base is None:
-                base, base_wall = emb, wall
-            rows.append(
-                [
-                    model_name.split("/")[-1],
-                    dtype,
-                    str(bs),
-                    f"{wall:.1f}",
-                    f"{cpu:.1f}",
-                    f"{len(docs) / wall:.1f}",
-                    f"{base_wall / wall:.2f}x",
-                    f"{float(np.abs(emb - base).max()):.1e}",
-                    f"{float((emb * base).sum(axis=1).min()):.5f}",
-                ]
-            )
+    for backend in backends:
+        for dtype in dtypes:
+            if backend == "openvino":
+                from ecoagent.openvino_encoder import OpenVINOEncoder
+
+                encoder, autocast = OpenVINOEncoder(model, dtype), "float32"
+            else:
+                encoder, autocast = model, dtype
+            with precision(autocast):
+                encoder.encode(docs[:32], batch_size=16, show_progress_bar=False)  # warm-up: threads, kernels
+            for bs in batches:
+                t0, c0 = time.perf_counter(), time.process_time()
+                with precision(autocast):
+                    emb = encoder.encode(
+                        docs, batch_size=bs, normalize_embeddings=True, show_progress_bar=False
+                    )
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                emb = np.asarray(emb, dtype=np.float32)
+                if base is None:
+                    base, base_wall = emb, wall
+                rows.append(
+                    [
+                        model_name.split("/")[-1],
+                        backend,
+                        dtype,
+                        str(bs),
+                        f"{wall:.1f}",
+                        f"{cpu:.1f}",
+                        f"{len(docs) / wall:.1f}",
+                        f"{base_wall / wall:.2f}x",
+                        f"{float(np.abs(emb - base).max()):.1e}",
+                        f"{float((emb * base).sum(axis=1).min()):.5f}",
+                    ]
+                )
     return rows
 
 
@@ -68,6 +84,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=800)
     parser.add_argument("--batches", default="64,32,16,8")
     parser.add_argument("--dtypes", default="float32")
+    parser.add_argument("--backends", default="torch")
     parser.add_argument("--models", default=f"{MINILM},{MPNET}")
     args = parser.parse_args()
     documents = tool_documents(pl.read_parquet(args.tools))
@@ -81,6 +98,7 @@ def main() -> None:
     dtypes = args.dtypes.split(",")
     header = [
         "model",
+        "backend",
         "dtype",
         "batch",
         "wall s",
@@ -90,7 +108,8 @@ def main() -> None:
         "max abs diff",
         "min cos",
     ]
-    rows = [row for name in args.models.split(",") for row in bench(name, docs, batches, dtypes)]
+    backends = args.backends.split(",")
+    rows = [row for name in args.models.split(",") for row in bench(name, docs, batches, dtypes, backends)]
     print_table(header, rows)
 
 

@@ -1,18 +1,20 @@
-"""What bfloat16 vectors change in a build's numbers: Syn's yield and ranks under float32 and bfloat16.
+"""What bfloat16 vectors and OpenVINO change in a build's numbers: Syn's yield and ranks under each.
 
 Run: ``ECOAGENT_CACHE=<the build's cache> .venv/bin/python bench/bench_encode_dtype.py --out OUT
-[--models sentence-transformers/all-MiniLM-L6-v2,sentence-transformers/all-mpnet-base-v2]``. Prints a
+[--models sentence-transformers/all-MiniLM-L6-v2,sentence-transformers/all-mpnet-base-v2]
+[--dtypes float32,bfloat16] [--backends torch,openvino]``. Prints a
 Markdown table (copied into ``bench/results/encode.md``).
 
 - Reads ``OUT/tools.parquet`` and ``OUT/syn/positives.parquet`` (every kept Syn query and its tool).
-- For each encoder and dtype, the catalog's tool documents and the queries go through the shared embedding
+- For each encoder, dtype and backend (torch, or OpenVINO's CPU runtime: ``ecoagent.openvino_encoder``), the catalog's tool documents and the queries go through the shared embedding
   cache (``ecoagent.embeddings.EmbeddingCache`` with that dtype), so the build's own vectors are read back
-  and the other dtype's are computed once; then each query's own tool is ranked among all tools
+  and the others' are computed once (``encode s``: the whole catalog and the queries); then each query's own tool is ranked among all tools
   (``generators.retrieval.self_ranks``, the yield's ranking).
 - Per row: the yield's per-tool median (sampled tools without a kept query count 0, as in
-  ``syn/stats.json``), the share of queries whose tool is in the top 10, MRR, and against the first dtype:
+  ``syn/stats.json``), the share of queries whose tool is in the top 10, MRR, and against the first row:
   queries whose top-10 verdict flips and the largest per-tool change.
-- Compare rows of one run only. The row of the build's own dtype reproduces its ``syn/stats.json``.
+- Compare rows of one run only. The row of the build's own dtype and backend reproduces its
+  ``syn/stats.json``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def main() -> None:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--models", default=f"{MINILM},{MPNET}")
     parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--backends", default="torch")
     args = parser.parse_args()
     tools = pl.read_parquet(args.out / "tools.parquet")
     positives = pl.read_parquet(args.out / "syn" / "positives.parquet").unique("query_id", keep="first")
@@ -51,13 +54,16 @@ def main() -> None:
     print(f"CPU: {cpu_model()}; build {args.out}: {tools.height} tools, {len(queries)} distinct Syn queries")
     print(
         f"of {positives['tool_id'].n_unique()} tools ({sampled} sampled); build's dtype: "
-        f"{stats['config'].get('encode_dtype', 'float32 (before the dtype was recorded)')}\n"
+        f"{stats['config'].get('encode_dtype', 'float32 (before the dtype was recorded)')}, backend: "
+        f"{stats['config'].get('encode_backend', 'torch (before the backend was recorded)')}\n"
     )
     rows = []
     for name in args.models.split(","):
         base_hit, base_tool = None, None
-        for dtype in args.dtypes.split(","):
-            store = EmbeddingCache(cache_dir() / CACHE_FILE, static_encoder_key(name) or name, dtype)
+        variants = [(d, b) for b in args.backends.split(",") for d in args.dtypes.split(",")]
+        for dtype, backend in variants:
+            key = static_encoder_key(name) or name
+            store = EmbeddingCache(cache_dir() / CACHE_FILE, key, dtype, backend)
             t0 = time.perf_counter()
             t = store.encode(docs, lambda name=name: load_encoder(name))
             q = store.encode(queries, lambda name=name: load_encoder(name))
@@ -73,6 +79,7 @@ def main() -> None:
                 [
                     name.split("/")[-1],
                     dtype,
+                    backend,
                     f"{np.median(per_tool):g}",
                     f"{per_tool.mean():.3f}",
                     f"{hit.mean():.4f}",
@@ -85,6 +92,7 @@ def main() -> None:
     header = [
         "encoder",
         "dtype",
+        "backend",
         "median yield",
         "mean yield",
         "share top 10",

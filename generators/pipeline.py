@@ -22,7 +22,7 @@ import polars as pl
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.bootstrap import stratified_interval
 from ecoagent.config import SMOLLM2, Profile
-from ecoagent.embeddings import embed, encode_dtype
+from ecoagent.embeddings import embed, encode_backend, encode_dtype
 from ecoagent.models import canonical
 from ecoagent.schemas import tool_documents, validate_tools
 from generators.dedup import MinHashConfig, MinHashDeduper, within_group_similarity
@@ -197,6 +197,7 @@ def run(
         "yield_encoders": [profile.models.sbert, profile.models.recall_encoder],
         # bfloat16 on CPUs with native bf16 (ecoagent.embeddings): yield and negatives rest on these vectors
         "encode_dtype": encode_dtype(),
+        "encode_backend": encode_backend(),  # torch or OpenVINO's CPU runtime: vectors agree to bf16 rounding
         "dedup": str(dedup_config),
         "negatives": str(neg_config),
         "equivalence": str(equiv_rule),
@@ -411,6 +412,7 @@ def run(
             "queries (round-trip filtering would favour that encoder on the test split)",
             "target": "median >= 7 of 10 per tool (MiniLM, own tool only)",
             "encode_dtype": config["encode_dtype"],
+            "encode_backend": config["encode_backend"],
             "with_equivalents": "the same count when the top 10 holds the query's own tool or one of its "
             "cross-platform equivalents, the true tools the evaluation scores Syn queries against",
             "not_naming_tool": "the same count over the queries that do not name their tool (an encoder "

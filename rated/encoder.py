@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ecoagent.artifacts import write_json
-from ecoagent.embeddings import BATCH_SIZE, CACHE_FILE, EmbeddingCache, key_for, static_encoder_key
+from ecoagent.embeddings import (
+    BATCH_SIZE,
+    CACHE_FILE,
+    EmbeddingCache,
+    embed,
+    key_for,
+    shipped_encoder,
+    static_encoder_key,
+)
 from ecoagent.models import cache_dir, canonical, folder_sha256, resolve_encoder, weights_id
 
 if TYPE_CHECKING:
@@ -169,7 +177,10 @@ class DualEncoder:
         batch, ``ecoagent.embeddings``; float32 in batches of ``BATCH_SIZE`` otherwise)."""
         if self.tools_key is None or not documents or not self.frozen:
             return self._encode_documents(list(documents), batch_size or BATCH_SIZE)
-        store = EmbeddingCache(cache_dir() / CACHE_FILE, self.tools_key)
+        shipped = shipped_encoder(self.tools_key)
+        if shipped is not None:  # the packaged model as it ships: what the other stages embed, and how
+            return np.ascontiguousarray(embed(shipped, list(documents), batch_size))
+        store = EmbeddingCache(cache_dir() / CACHE_FILE, self.tools_key, backend="torch")
         return np.ascontiguousarray(store.encode(list(documents), _DocumentTower(self), batch_size))
 
     def _encode_documents(self, documents: list[str], batch_size: int) -> np.ndarray:

@@ -21,6 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # float32 embeddings everywhere, on every CPU: tests compare cached with freshly computed vectors to 1e-6;
 # the bfloat16 path an AMX or AVX512-BF16 machine takes in a build is tested explicitly (test_embeddings)
 os.environ.setdefault("ECOAGENT_ENCODE_DTYPE", "float32")
+os.environ.setdefault("ECOAGENT_ENCODE_BACKEND", "torch")  # OpenVINO's own tests set it
 
 
 def _is_loopback(address: object) -> bool:

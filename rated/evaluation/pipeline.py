@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import Profile
-from ecoagent.embeddings import encode_dtype
+from ecoagent.embeddings import encode_backend, encode_dtype
 from ecoagent.parallel import fork_imap
 from ecoagent.progress import Progress
 from rated.evaluation import dynamic, offline, report
@@ -792,6 +792,7 @@ def run(
     config["rated_config"] = models["config"].to_dict()
     config["fingerprint"] = fp
     config["encode_dtype"] = encode_dtype()  # catalog vectors: bfloat16 on CPUs with native bf16
+    config["encode_backend"] = encode_backend()  # ...computed by torch or OpenVINO's CPU runtime
     write_json(eval_dir / "config.json", config)
     timings["load + encode"] = time.perf_counter() - t0
     timings.update(

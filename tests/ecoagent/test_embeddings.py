@@ -6,25 +6,11 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
 
 from ecoagent import embeddings, models
 from ecoagent.config import MINILM
 from ecoagent.embeddings import DTYPE_ENV, EmbeddingCache, encode_dtype, key_for, static_encoder_key
-from ecoagent.schemas import tool_documents
-
-
-@pytest.fixture(scope="module")
-def minilm():  # noqa: ANN201 - a SentenceTransformer
-    return models.load_encoder(MINILM)
-
-
-@pytest.fixture(scope="module")
-def docs(crawled_out) -> list[str]:
-    """Forty real catalog documents, the long tail included (longest first)."""
-    documents = tool_documents(pl.read_parquet(crawled_out / "tools.parquet"))
-    return sorted(documents, key=len, reverse=True)[:10] + documents[:30]
 
 
 def test_env_decides_and_auto_needs_native_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
