@@ -50,19 +50,15 @@ def per_tool_yield(
 
 
 def draw_row(label: str, folder: Path) -> list[object]:
-    stats = json.loads((folder / "stats.json").read_text())
-    gen, q = stats["generation"], stats["queries"]
-    return [
-        label,
-        str(folder.parent),
-        gen.get("llm_wall_s"),
-        gen.get("generated_tokens"),
-        gen.get("samples"),
-        gen.get("failures"),
-        q["total"],
-        q["within_tool_similarity"]["mean"],
-        q["names_tool_share"],
-    ]
+    path = folder / "stats.json"
+    stats = json.loads(path.read_text())
+    try:
+        gen, q = stats["generation"], stats["queries"]
+        text = [q["total"], q["within_tool_similarity"]["mean"], q["names_tool_share"]]
+    except (KeyError, TypeError) as err:
+        raise SystemExit(f"{path}: not a Syn stats.json of this version (no {err})") from err
+    cost = [gen.get(k) for k in ("llm_wall_s", "generated_tokens", "samples", "failures")]
+    return [label, str(folder.parent), *cost, *text]
 
 
 def main() -> None:

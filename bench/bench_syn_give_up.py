@@ -102,7 +102,16 @@ def main() -> None:
     parser.add_argument("--want", type=int, default=10, help="queries per tool the build asked for")
     parser.add_argument("--draws", type=int, default=20)
     args = parser.parse_args()
-    tools = [answers(r) for path in args.checkpoints for r in read_checkpoint(path).values()]
+    tools = []
+    for path in args.checkpoints:
+        for tool_id, record in read_checkpoint(path).items():
+            try:
+                tools.append(answers(record))
+            except (KeyError, TypeError) as err:  # a record of another version, or hand-edited
+                raise SystemExit(
+                    f"{path}: tool {tool_id!r}: not a Syn checkpoint record (no {err}: needs "
+                    "'queries' and 'failures', each with a 'seed')"
+                ) from err
     runs = len(args.checkpoints)
     print(f"{len(tools)} tool records from {runs} checkpoint(s)\n")
     rows = []

@@ -11,9 +11,11 @@ is no second copy of the weights to keep in step; the vectors are L2-normalized 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,9 +52,12 @@ class OpenVINOEncoder:
         sample = self._prepare(["a tool", "another tool"])
         self.inputs = [k for k in _INPUTS if k in sample]
         # the trace warns that a few shape tests (padding length, causal mask, pooling's mask size) are
-        # fixed at trace time; for an encoder's self-attention they hold at every shape (tested), so quiet
-        with torch.no_grad(), warnings.catch_warnings():
+        # fixed at trace time; for an encoder's self-attention they hold at every shape (tested); and its
+        # walk over the model's attributes reads deprecated ones, which warn (sentence-transformers and
+        # transformers both): the build's log gets none of it
+        with torch.no_grad(), warnings.catch_warnings(), _quiet("sentence_transformers", "transformers"):
             warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            warnings.simplefilter("ignore", FutureWarning)
             converted = ov.convert_model(
                 _traced(model, self.inputs).eval(),
                 example_input=tuple(sample[k] for k in self.inputs),
@@ -87,6 +92,20 @@ class OpenVINOEncoder:
 
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+@contextlib.contextmanager
+def _quiet(*names: str) -> Iterator[None]:
+    """Only errors from the loggers ``names`` (and their children) inside."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _traced(model: Any, inputs: list[str]) -> Any:
