@@ -16,7 +16,7 @@ part of the key, so float32 and bfloat16 vectors are never mixed.
 
 Where OpenVINO is installed (a default dependency) the cache runs the packaged sentence-transformers
 encoders on its CPU runtime (``encode_backend``, ``ecoagent.openvino_encoder``): all-mpnet-base-v2 encoded
-catalog documents 1.36x faster than torch's bfloat16 autocast on a Zen 4 EPYC, its vectors within cosine
+catalog documents 1.29x faster than torch's bfloat16 autocast on a Zen 4 EPYC, its vectors within cosine
 0.998 of float32 torch (mean 0.99995; ``bench/bench_encode.py --backends``). The backend is part of the key
 too (``|backend=openvino``); ``ECOAGENT_ENCODE_BACKEND=torch`` turns it off.
 """

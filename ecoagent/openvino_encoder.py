@@ -3,7 +3,7 @@
 The cache (``ecoagent.embeddings``) spends minutes of every cold build encoding the 8,638-tool catalog
 with all-mpnet-base-v2 and all-MiniLM-L6-v2 on 2 cores. OpenVINO compiles the same network for the CPU
 it runs on (oneDNN kernels, bfloat16 where the CPU multiplies it natively): on a Zen 4 EPYC it encoded
-catalog documents 1.36x faster than torch's bfloat16 autocast, the cache's torch path
+catalog documents 1.29x faster (mpnet, batch 8) than torch's bfloat16 autocast, the cache's torch path
 (``bench/bench_encode.py --backends``). The model is converted in memory from the loaded
 sentence-transformers model (its own tokenizer, pooling and dense modules), in about a second, so there
 is no second copy of the weights to keep in step; the vectors are L2-normalized float32 like torch's.
