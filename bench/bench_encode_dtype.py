@@ -60,9 +60,9 @@ def main() -> None:
     rows = []
     for name in args.models.split(","):
         base_hit, base_tool = None, None
+        key = static_encoder_key(name) or name
         variants = [(d, b) for b in args.backends.split(",") for d in args.dtypes.split(",")]
         for dtype, backend in variants:
-            key = static_encoder_key(name) or name
             store = EmbeddingCache(cache_dir() / CACHE_FILE, key, dtype, backend)
             t0 = time.perf_counter()
             t = store.encode(docs, lambda name=name: load_encoder(name))

@@ -46,7 +46,6 @@ class OpenVINOEncoder:
             raise ValueError(f"dtype {dtype!r}: expected float32 or bfloat16")
         self.model = model
         self.dtype = dtype
-        self.max_seq_length = getattr(model, "max_seq_length", None)
         # sentence-transformers >= 5 calls it ``preprocess`` (``tokenize`` is deprecated there)
         self._prepare = getattr(model, "preprocess", None) or model.tokenize
         sample = self._prepare(["a tool", "another tool"])
@@ -76,17 +75,17 @@ class OpenVINOEncoder:
         """Embeddings of ``texts`` in order, float32 (L2-normalized unless ``normalize_embeddings`` is
         False); like sentence-transformers, longest first in batches, so little of a batch is padding."""
         texts = list(texts)
-        out = np.zeros((len(texts), 0), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")
+        parts = []
         for start in range(0, len(texts), batch_size):
-            rows = order[start : start + batch_size]
-            features = self._prepare([texts[i] for i in rows])
+            features = self._prepare([texts[i] for i in order[start : start + batch_size]])
             feed = [features[k].numpy().astype(np.int64) for k in self.inputs]
-            vectors = np.asarray(self.compiled(feed)[0], dtype=np.float32)
-            if out.shape[1] == 0:
-                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[rows] = vectors
-        if normalize_embeddings and len(texts):
+            parts.append(np.asarray(self.compiled(feed)[0], dtype=np.float32))
+        out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+        out[order] = np.concatenate(parts)
+        if normalize_embeddings:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
 
