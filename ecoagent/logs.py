@@ -7,11 +7,16 @@
 - Inside a Prefect run, ``route_to_prefect`` also sends the stage loggers to the run's log (the UI and
   ``prefect flow-run logs``): Prefect only forwards its own loggers, so without it a served deployment
   shows nothing between a stage's first and last line.
+- ``prints_follow_redirects`` keeps a redirected ``sys.stdout`` working under Prefect's ``log_prints``.
 """
 
 from __future__ import annotations
 
+import builtins
 import logging
+import sys
+import types
+from typing import Any, TextIO
 
 STAGE_LOGGERS = ("crawlers", "generators", "validators", "rated", "ecoagent", "flows")
 NOISY = (
@@ -80,3 +85,41 @@ def route_to_prefect() -> None:
     for name in NOISY:
         if logging.getLogger(name).level == logging.NOTSET:
             logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _write(target: TextIO, args: tuple[Any, ...], sep: str | None, end: str | None, flush: bool) -> None:
+    target.write((" " if sep is None else sep).join(map(str, args)) + ("\n" if end is None else end))
+    if flush:
+        target.flush()
+
+
+def prints_follow_redirects() -> None:
+    """Let a print reach a redirected ``sys.stdout``/``sys.stderr`` inside a run that logs prints (idempotent).
+
+    Prefect's ``log_prints`` patch logs every print whose file is None or ``sys.stdout``, even while
+    ``sys.stdout`` is swapped for a buffer (``contextlib.redirect_stdout``). dill reads a function's
+    disassembly back from such a buffer to find its globals (``datasets``' fingerprints of the trainer's
+    data), so the disassembly went to the build log and the globals came back empty. The wrapper writes a
+    print to the stream itself when that stream is no longer the one it found; every other print goes to
+    the patch as before. A no-op when ``print`` is the interpreter's own; the run's end restores that.
+    """
+    patched = builtins.print
+    if isinstance(patched, types.BuiltinFunctionType) or getattr(patched, "follows_redirects", False):
+        return
+    stdout, stderr = sys.stdout, sys.stderr
+
+    def follow(
+        *args: Any,
+        sep: str | None = " ",
+        end: str | None = "\n",
+        file: TextIO | None = None,
+        flush: bool = False,
+    ) -> None:
+        target = sys.stdout if file is None else file
+        if (target is sys.stdout and target is not stdout) or (target is sys.stderr and target is not stderr):
+            _write(target, args, sep, end, flush)
+        else:
+            patched(*args, sep=sep, end=end, file=file, flush=flush)
+
+    follow.follows_redirects = True  # type: ignore[attr-defined]
+    builtins.print = follow

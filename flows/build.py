@@ -33,7 +33,7 @@ from prefect.states import State
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json
 from ecoagent.config import ModelConfig, Profile
-from ecoagent.logs import route_to_prefect
+from ecoagent.logs import prints_follow_redirects, route_to_prefect
 from ecoagent.summary import format_table
 from flows.fingerprints import code_fingerprint, path_fingerprint, paths_fingerprint
 from flows.params import BuildParams, validate_params
@@ -104,10 +104,16 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def _enter_task() -> logging.Logger | logging.LoggerAdapter[Any]:
+    """The run logger of a stage or shard task, with the stage loggers and prints set up for its run."""
+    route_to_prefect()  # the stage's own loggers reach this run's log (also on Dask workers)
+    prints_follow_redirects()  # log_prints must not swallow what a library prints into its own buffer
+    return get_run_logger()
+
+
 def run_stage(call: dict[str, Any]) -> dict[str, Any]:
     """Run one stage (a task body): import its function, call it, return its stats and wall time."""
-    logger = get_run_logger()
-    route_to_prefect()  # the stage's own loggers reach this run's log (also on Dask workers)
+    logger = _enter_task()
     func = resolve_target(call["target"])
     profile = _profile_from_dict(call["profile"])
     logger.info("stage %s: %s(out=%s)", call["stage"], call["target"], call["out"])
@@ -164,7 +170,7 @@ def syn_shard(call: dict[str, Any]) -> dict[str, Any]:
     """One shard of Syn generation (its own checkpoint); the syn stage then reads them all."""
     from generators.pipeline import generate_shard
 
-    logger = get_run_logger()
+    logger = _enter_task()
     stats = generate_shard(Path(call["out"]), _profile_from_dict(call["profile"]), **call["options"])
     logger.info(
         "syn shard %d/%d: %d tools, %d queries",
@@ -181,7 +187,7 @@ def real_shard(call: dict[str, Any]) -> dict[str, Any]:
     """One shard of Real's validator judgments (its own checkpoints); the real stage then reads them all."""
     from validators.pipeline import judge_shard
 
-    logger = get_run_logger()
+    logger = _enter_task()
     options = dict(call["options"])
     mirror = options.pop("mirror", None)
     stats = judge_shard(

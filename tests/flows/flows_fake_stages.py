@@ -135,6 +135,28 @@ def crawl_hangs(out: Path, profile: Any, **options: Any) -> dict[str, Any]:
     return {}
 
 
+def _dumps() -> Any:
+    return json.dumps
+
+
+def crawl_prints(out: Path, profile: Any, **options: Any) -> dict[str, Any]:
+    """crawl, after printing: once plainly (log_prints logs it), once into a buffer, and dill's globals of a function."""
+    import contextlib
+    import io
+
+    import dill.detect
+
+    print("fake crawl printed")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        print("into the buffer")
+    _write(
+        Path(out) / "prints.json",
+        json.dumps({"buffer": buf.getvalue(), "globals": dill.detect.nestedglobals(_dumps)}),
+    )
+    return crawl(out, profile, **options)
+
+
 TARGETS = {
     "crawl": f"{__name__}:crawl",
     "syn": f"{__name__}:syn",
