@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,8 +23,6 @@ def _uses_a_global() -> Any:
 @pytest.fixture
 def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """A print patch shaped like Prefect's ``print_as_log``: prints to None or sys.stdout become log lines."""
-    import sys
-
     lines: list[str] = []
     original = builtins.print
 
@@ -53,8 +52,6 @@ def test_a_redirected_print_reaches_its_buffer_and_other_prints_stay_logged(logg
         print("a", 1, sep="-", end="!\n")
         print("b", end=None)
     with contextlib.redirect_stderr(buf):
-        import sys
-
         print("err", file=sys.stderr, flush=True)
     print("to the log")
     other = io.StringIO()
