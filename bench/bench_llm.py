@@ -1,8 +1,9 @@
 """The embedded LLM backends side by side: llama.cpp (``xllamacpp``) against transformers, same model,
 same prompts, one run; and the Syn generator choices by yield per CPU-second.
 
-Run: ``.venv/bin/python bench/bench_llm.py [--model Qwen/Qwen2.5-Coder-1.5B-Instruct] [--threads 1]
-[--requests 8] [--slots 4] [--warmup 4] [--judgments 16] [--yield-tools 8] [--transformers-batches 1,8]
+Run: ``.venv/bin/python bench/bench_llm.py [--tools out/tools.parquet] [--model Qwen/Qwen2.5-Coder-1.5B-Instruct]
+[--threads 1] [--requests 8] [--slots 4] [--warmup 4] [--judgments 16] [--real-pairs PATH] [--yield-tools 8]
+[--transformers-batches 1,8]
 [--skip-transformers] [--openvino]``. Prints Markdown
 tables (copied into ``bench/results/llm.md``).
 
@@ -10,10 +11,16 @@ tables (copied into ``bench/results/llm.md``).
   ``--warmup`` requests (other tools, same shared prefix) run untimed first on every backend, so the timed
   ones measure the steady state of a long Syn run, where llama.cpp's slots already hold the shared
   prefix; ``--warmup 0`` times the cold start.
-- Judgments: the Real validator's yes/no prompt on real ToolBench query / API pairs, one token out, in
-  the order the Real stage sends them (a query's pairs one after another). ``--warmup`` judgments on
-  other queries run untimed first too, so llama.cpp's slots hold the judge's system turn, as they do
-  after the first few judgments of a Real run.
+- Judgments: the pairs the Real stage's validator judged in the build beside ``--tools``
+  (``real/validator_checkpoint.jsonl``, or ``--real-pairs``), rendered as the stage renders them (the
+  crawled tool's platform, tags and arguments), one token out, in the order the stage judged them (a
+  query's pairs one after another); without that file, ToolBench's labelled pairs as the stage's
+  measurement renders them. Until 2026-12-06 the bench rendered ToolBench APIs without context or
+  arguments: 86 uncached tokens per judgment against the stage's 130, which flattered the prompt cache.
+  ``--warmup`` judgments run untimed first too, so llama.cpp's slots hold the judge's system turn, as
+  they do after the first few judgments of a Real run. The judge's row prints its prompt tokens per
+  judgment and how many came from the cache: a prefill-bound judgment costs about what it cannot take
+  from the cache, while transformers prefills the whole prompt, so their ratio follows that share.
 - llama.cpp runs twice, as Syn loads it (``workload="generate"``) and as Real's validator loads it
   (``workload="judge"``: without repacked weights on an AVX-512 build); the ratios compare requests with
   the first and judgments with the second, and P(yes) agreement is measured against the judge.
@@ -43,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import time
 from pathlib import Path
@@ -81,21 +89,44 @@ def sample_tools(tools: pl.DataFrame, per_platform: int, seed: int = 1) -> list[
     return picks
 
 
-def judgment_prompts(n: int) -> list[Any]:
+def judgment_prompts(n: int, real_pairs: Path, tools: pl.DataFrame) -> tuple[list[Any], str]:
+    """``n`` yes/no prompts as the Real stage renders them, and where they came from.
+
+    The pairs the Real stage's validator judged in a build (``real/validator_checkpoint.jsonl``, in the
+    order it judged them), each rendered from the crawled tool as the stage renders it (platform, tags,
+    arguments: ``validators.pipeline.tool_pair``). Without that file, ToolBench's labelled pairs as the
+    stage's measurement renders them (category, arguments: ``validators.labels.api_pair``). A judge's cost
+    is the prompt it cannot take from its cache, so a prompt shorter than the stage's would flatter it.
+    """
     from ecoagent.config import default_mirror
+    from validators.labels import api_pair
+    from validators.pipeline import tool_pair
     from validators.prompt import validator_conversation
     from validators.toolbench import load_toolbench, toolbench_root
 
     queries = load_toolbench(toolbench_root(default_mirror())).queries
-    convs = []
-    for q in queries:
-        for api in [a for a in q.apis if a.description][:2]:
-            convs.append(
-                validator_conversation(q.query, f"{api.tool_name}: {api.api_name}", api.description or "")
-            )
-        if len(convs) >= n:
-            break
-    return convs[:n]
+    pairs = []
+    if real_pairs.is_file():
+        text = {q.query_id: q.query for q in queries}
+        by_id = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
+        for line in real_pairs.read_text().splitlines()[:n]:
+            row = json.loads(line)
+            pair = {"query_id": row["query_id"], "tool_id": row["tool_id"], "query": text[row["query_id"]]}
+            pairs.append(tool_pair(pair, by_id[row["tool_id"]]))
+        source = f"the Real stage's validator pairs ({real_pairs})"
+    else:
+        for q in queries:
+            pairs += [api_pair(q, api) for api in q.apis if api.description][:2]
+            if len(pairs) >= n:
+                break
+        source = "ToolBench's labelled pairs (no Real stage output beside --tools)"
+    if len(pairs) < n:
+        raise SystemExit(f"{source}: {len(pairs)} pairs, {n} wanted (--judgments + --warmup)")
+    convs = [
+        validator_conversation(p.query, p.tool_name, p.description, False, p.context, p.arguments)
+        for p in pairs[:n]
+    ]
+    return convs, source
 
 
 def timed(fn: Any) -> tuple[Any, float, float]:
@@ -115,7 +146,11 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     ]
     params = SamplingParams(max_new_tokens=40, temperature=0.6, stop=("\n",))
     seeds = list(range(len(convs)))
-    judge_all = judgment_prompts(args.judgments + args.warmup)
+    real_pairs = Path(args.real_pairs or Path(args.tools).parent / "real" / "validator_checkpoint.jsonl")
+    judge_all, source = judgment_prompts(
+        args.judgments + args.warmup, real_pairs, pl.read_parquet(args.tools)
+    )
+    print(f"judgments: {source}")
     judge, judge_warm = judge_all[: args.judgments], judge_all[args.judgments :]
     rows: list[list[Any]] = []
     judged: dict[str, list[float]] = {}
@@ -140,8 +175,16 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
         _, gen_cpu, gen_wall = timed(lambda c=client: c.generate_seeded(convs, params, seeds))
         if judge_warm:
             client.yes_probability(judge_warm)
+        tokens = getattr(client, "prompt_tokens", None), getattr(client, "cached_prompt_tokens", None)
         p_yes, judge_cpu, judge_wall = timed(lambda c=client: c.yes_probability(judge))
         name = f"{backend} (batch {batch})" if batch else f"{backend} {workload}"
+        if None not in tokens:
+            total = client.prompt_tokens - tokens[0]
+            cached = client.cached_prompt_tokens - tokens[1]
+            print(
+                f"{name}: {total / len(judge):.0f} prompt tokens per judgment, "
+                f"{cached / len(judge):.0f} of them from the prompt cache"
+            )
         judged[name] = p_yes
         rows.append(
             [
@@ -320,6 +363,12 @@ def main() -> None:
         help="untimed requests and judgments first (0: time the cold start)",
     )
     parser.add_argument("--judgments", type=int, default=16)
+    parser.add_argument(
+        "--real-pairs",
+        default=None,
+        help="the Real stage's validator checkpoint to take the judged pairs from "
+        "(default: real/validator_checkpoint.jsonl beside --tools)",
+    )
     parser.add_argument("--yield-tools", type=int, default=8, help="tools for the yield table (0: skip it)")
     parser.add_argument("--skip-transformers", action="store_true")
     parser.add_argument(
