@@ -109,8 +109,13 @@ def judgment_prompts(n: int, real_pairs: Path, tools: pl.DataFrame) -> tuple[lis
     if real_pairs.is_file():
         text = {q.query_id: q.query for q in queries}
         by_id = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
-        for line in real_pairs.read_text().splitlines()[:n]:
+        for number, line in enumerate(real_pairs.read_text().splitlines()[:n], 1):
             row = json.loads(line)
+            if row["query_id"] not in text or row["tool_id"] not in by_id:
+                raise SystemExit(
+                    f"{real_pairs} line {number}: query {row['query_id']} or tool {row['tool_id']} is not in "
+                    "this ToolBench snapshot or --tools: give the tools.parquet of the same build"
+                )
             pair = {"query_id": row["query_id"], "tool_id": row["tool_id"], "query": text[row["query_id"]]}
             pairs.append(tool_pair(pair, by_id[row["tool_id"]]))
         source = f"the Real stage's validator pairs ({real_pairs})"
@@ -154,8 +159,7 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     judge, judge_warm = judge_all[: args.judgments], judge_all[args.judgments :]
     rows: list[list[Any]] = []
     judged: dict[str, list[float]] = {}
-    batches = [int(b) for b in str(args.transformers_batches).split(",") if b.strip()]
-    backends = [] if args.skip_transformers else [("transformers", b, "") for b in batches]
+    backends = [] if args.skip_transformers else [("transformers", b, "") for b in args.batches]
     # llama.cpp twice: as Syn loads it (a generator) and as Real's validator loads it (a judge: on an AVX-512
     # build without repacked weights); requests are compared on the first, judgments on the second
     for backend, batch, workload in [*backends, ("llamacpp", 0, "generate"), ("llamacpp", 0, "judge")]:
@@ -384,6 +388,14 @@ def main() -> None:
     )
     parser.add_argument("--scratch", default="/tmp")
     args = parser.parse_args()
+    try:
+        args.batches = [int(b) for b in str(args.transformers_batches).split(",") if b.strip()]
+    except ValueError:
+        parser.error(
+            f"--transformers-batches takes batch sizes such as 1,8, not {args.transformers_batches!r}"
+        )
+    if any(b <= 0 for b in args.batches):
+        parser.error(f"--transformers-batches: batch sizes must be > 0, not {args.transformers_batches!r}")
     os.environ.setdefault("ECOAGENT_LLM_THREADS", str(args.threads))
     table = pl.read_parquet(args.tools)
     platforms = table["platform"].n_unique()
