@@ -16,7 +16,7 @@ tables (copied into ``bench/results/llm.md``).
   crawled tool's platform, tags and arguments), one token out, in the order the stage judged them (a
   query's pairs one after another); without that file, ToolBench's labelled pairs as the stage's
   measurement renders them. Until 2026-12-06 the bench rendered ToolBench APIs without context or
-  arguments: 86 uncached tokens per judgment against the stage's 130, which flattered the prompt cache.
+  arguments: 86 uncached tokens per judgment against the stage's 130-136, which flattered the prompt cache.
   ``--warmup`` judgments run untimed first too, so llama.cpp's slots hold the judge's system turn, as
   they do after the first few judgments of a Real run. The judge's row prints its prompt tokens per
   judgment and how many came from the cache: a prefill-bound judgment costs about what it cannot take
