@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import time
 from pathlib import Path
@@ -98,6 +97,7 @@ def judgment_prompts(n: int, real_pairs: Path, tools: pl.DataFrame) -> tuple[lis
     stage's measurement renders them (category, arguments: ``validators.labels.api_pair``). A judge's cost
     is the prompt it cannot take from its cache, so a prompt shorter than the stage's would flatter it.
     """
+    from ecoagent.checkpoint import JsonlCheckpoint
     from ecoagent.config import default_mirror
     from validators.labels import api_pair
     from validators.pipeline import tool_pair
@@ -109,11 +109,10 @@ def judgment_prompts(n: int, real_pairs: Path, tools: pl.DataFrame) -> tuple[lis
     if real_pairs.is_file():
         text = {q.query_id: q.query for q in queries}
         by_id = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
-        for number, line in enumerate(real_pairs.read_text().splitlines()[:n], 1):
-            row = json.loads(line)
+        for row in JsonlCheckpoint(real_pairs).records()[:n]:
             if row["query_id"] not in text or row["tool_id"] not in by_id:
                 raise SystemExit(
-                    f"{real_pairs} line {number}: query {row['query_id']} or tool {row['tool_id']} is not in "
+                    f"{real_pairs}: the pair of query {row['query_id']} and tool {row['tool_id']} is not in "
                     "this ToolBench snapshot or --tools: give the tools.parquet of the same build"
                 )
             pair = {"query_id": row["query_id"], "tool_id": row["tool_id"], "query": text[row["query_id"]]}
@@ -140,7 +139,9 @@ def timed(fn: Any) -> tuple[Any, float, float]:
     return out, time.process_time() - c0, time.perf_counter() - w0
 
 
-def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> list[list[Any]]:
+def bench_backends(
+    args: argparse.Namespace, table: pl.DataFrame, tools: list[dict[str, Any]]
+) -> list[list[Any]]:
     from generators.prompts import single_conversation
 
     convs = [single_conversation(t, i) for i, t in enumerate(tools[: args.requests])]
@@ -152,9 +153,7 @@ def bench_backends(args: argparse.Namespace, tools: list[dict[str, Any]]) -> lis
     params = SamplingParams(max_new_tokens=40, temperature=0.6, stop=("\n",))
     seeds = list(range(len(convs)))
     real_pairs = Path(args.real_pairs or Path(args.tools).parent / "real" / "validator_checkpoint.jsonl")
-    judge_all, source = judgment_prompts(
-        args.judgments + args.warmup, real_pairs, pl.read_parquet(args.tools)
-    )
+    judge_all, source = judgment_prompts(args.judgments + args.warmup, real_pairs, table)
     print(f"judgments: {source}")
     judge, judge_warm = judge_all[: args.judgments], judge_all[args.judgments :]
     rows: list[list[Any]] = []
@@ -414,7 +413,7 @@ def main() -> None:
                 "CPU-s / judgment",
                 "wall s / judgment",
             ],
-            bench_backends(args, tools),
+            bench_backends(args, table, tools),
             title=(
                 f"{args.model}: {args.requests} Syn requests (40 new tokens) after {args.warmup} untimed, "
                 f"{args.judgments} yes/no judgments"
