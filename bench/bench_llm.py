@@ -101,8 +101,8 @@ def judgment_prompts(n: int, real_pairs: Path, tools: pl.DataFrame) -> tuple[lis
     from ecoagent.config import default_mirror
     from validators.labels import api_pair
     from validators.pipeline import tool_pair
-    from validators.prompt import validator_conversation
     from validators.toolbench import load_toolbench, toolbench_root
+    from validators.validator import pair_conversation
 
     queries = load_toolbench(toolbench_root(default_mirror())).queries
     pairs = []
@@ -126,11 +126,7 @@ def judgment_prompts(n: int, real_pairs: Path, tools: pl.DataFrame) -> tuple[lis
         source = "ToolBench's labelled pairs (no Real stage output beside --tools)"
     if len(pairs) < n:
         raise SystemExit(f"{source}: {len(pairs)} pairs, {n} wanted (--judgments + --warmup)")
-    convs = [
-        validator_conversation(p.query, p.tool_name, p.description, False, p.context, p.arguments)
-        for p in pairs[:n]
-    ]
-    return convs, source
+    return [pair_conversation(p) for p in pairs[:n]], source
 
 
 def timed(fn: Any) -> tuple[Any, float, float]:

@@ -30,9 +30,9 @@ from ecoagent.schemas import tool_document
 from ecoagent.summary import cpu_model, print_table
 from validators.calibration import bootstrap_auc, calibrate_threshold, roc_auc, threshold_interval
 from validators.labels import build_labels, sample_labels
-from validators.prompt import validator_conversation
 from validators.recall import embed
 from validators.toolbench import load_toolbench, toolbench_root
+from validators.validator import pair_conversation
 
 
 def _auc(labels: np.ndarray, scores: np.ndarray) -> str:
@@ -97,17 +97,7 @@ def main() -> None:
         # loaded as the Real stage loads its judge (one slot; llama.cpp's weight layouts for judging)
         llm = make_llm(dataclasses.replace(profile.models, llm=model), batch_size=8, workload="judge")
         for few_shot in (False, True) if args.few_shot else (False,):
-            convs = [
-                validator_conversation(
-                    p.pair.query,
-                    p.pair.tool_name,
-                    p.pair.description,
-                    few_shot,
-                    p.pair.context,
-                    p.pair.arguments,
-                )
-                for p in pairs
-            ]
+            convs = [pair_conversation(p.pair, few_shot) for p in pairs]
             t0, c0 = time.perf_counter(), time.process_time()
             s = np.array(llm.yes_probability(convs))
             label = f"{llm.model_id.split('/')[-1]} {'few-shot' if few_shot else 'zero-shot'}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecoagent.checkpoint import JsonlCheckpoint
-from ecoagent.llm.base import LLMClient
+from ecoagent.llm.base import Conversation, LLMClient
 from ecoagent.progress import Progress
 from validators.prompt import PROMPT_VERSIONS, validator_conversation
 
@@ -43,6 +43,13 @@ class PairText:
     @property
     def key(self) -> tuple[str, str]:
         return (self.query_id, self.tool_id)
+
+
+def pair_conversation(pair: PairText, few_shot: bool = False) -> Conversation:
+    """The chat the validator scores ``pair`` with: the one rendering the stage and the benches share."""
+    return validator_conversation(
+        pair.query, pair.tool_name, pair.description, few_shot, pair.context, pair.arguments
+    )
 
 
 class Validator:
@@ -110,14 +117,7 @@ class Validator:
         bar = Progress(len(todo), "validator", "pairs", log)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
-            probs = self.llm.yes_probability(
-                [
-                    validator_conversation(
-                        p.query, p.tool_name, p.description, self.few_shot, p.context, p.arguments
-                    )
-                    for p in batch
-                ]
-            )
+            probs = self.llm.yes_probability([pair_conversation(p, self.few_shot) for p in batch])
             if len(probs) != len(batch):
                 raise RuntimeError(f"LLM returned {len(probs)} scores for {len(batch)} pairs")
             rows = []
