@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -52,12 +53,25 @@ class ModelConfig:
     tool_encoder: str = MINILM
 
 
+class Recipe(StrEnum):
+    """Which stage recipes a profile runs: what stages branch on, instead of comparing profile names.
+
+    - ``CPU``: the packaged models on 2 CPU cores (``embedded`` and its small ``tiny`` cut): runs capped
+      to fit the main job's 40 minutes, thresholds calibrated on the packaged judge.
+    - ``PAPER``: the paper's settings (a GPU and a vLLM server): uncapped runs, the paper's thresholds.
+    """
+
+    CPU = "cpu"
+    PAPER = "paper"
+
+
 @dataclass(frozen=True)
 class Profile:
     """A named bundle of models and sizes.
 
     Args:
-        name: ``embedded`` or ``paper``.
+        name: ``embedded``, ``tiny`` or ``paper``: a label; stages read ``recipe``, never the name.
+        recipe: the stage recipes the profile runs (``Recipe``).
         models: the models of each role.
         syn_max_tools: tools sampled (stratified by platform) for Syn generation; ``None`` = all tools.
         syn_queries_per_tool: how many queries the generator is asked for per tool (paper: 10-20).
@@ -67,12 +81,17 @@ class Profile:
     """
 
     name: str
+    recipe: Recipe = Recipe.CPU
     models: ModelConfig = field(default_factory=ModelConfig)
     syn_max_tools: int | None = 100
     syn_queries_per_tool: int = 10
     syn_rivals: int = 0
     real_max_queries: int | None = None
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # a profile read back from JSON (the Prefect flow's parameters) names its recipe as a string
+        object.__setattr__(self, "recipe", Recipe(self.recipe))
 
     def replace(self, **changes: object) -> Profile:
         """A copy with some fields changed (``models`` fields may be given by name too)."""
@@ -99,6 +118,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "paper": Profile(
         name="paper",
+        recipe=Recipe.PAPER,
         models=ModelConfig(
             sbert=MINILM,
             recall_encoder="thenlper/gte-large",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from ecoagent.config import MINILM, Profile
+from ecoagent.config import MINILM, Profile, Recipe
 from ecoagent.embeddings import BATCH_SIZE
 
 Pooling = Literal["auto", "cls", "mean"]
@@ -212,7 +212,8 @@ class TrainConfig:
 
     @classmethod
     def for_profile(cls, profile: Profile, **changes: Any) -> TrainConfig:
-        """The profile's backbones and sizes; ``embedded`` caps the run to fit ~3-5 minutes on 2 CPU cores.
+        """The profile's backbones and sizes; the CPU recipe (``embedded``, ``tiny``) caps the run to fit
+        ~3-5 minutes on 2 CPU cores.
 
         ``None`` values in ``changes`` are ignored, so CLI options left unset keep the profile's value.
         """
@@ -221,7 +222,7 @@ class TrainConfig:
             "tool_encoder": profile.models.tool_encoder,
             "seed": profile.seed,
         }
-        if profile.name == "embedded":
+        if profile.recipe is Recipe.CPU:
             # one pass over up to 960 Syn train pairs in at most 60 steps of 16, the query tower only at lr
             # 5e-5: chosen on Syn's unseen-tool val over seven builds (+0.118 against +0.077 for both towers
             # at 2e-5, ahead in 6 of 7), it also gains on the MCP authors' requests in all seven (+0.020,

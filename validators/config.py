@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ecoagent.config import MINILM, MPNET, Profile
+from ecoagent.config import MINILM, MPNET, Profile, Recipe
 from validators.recall import BM25
 
 PAPER_RECALL_THRESHOLD = 0.7  # a GTE-Large cosine (the paper)
@@ -107,7 +107,7 @@ class RealConfig:
     def for_profile(cls, profile: Profile, **overrides: Any) -> RealConfig:
         """The profile's defaults, with any non-None override applied."""
         enc = profile.models.recall_encoder
-        paper = profile.name == "paper"
+        paper = profile.recipe is Recipe.PAPER
         retrievers = tuple(dict.fromkeys((BM25, MINILM, MPNET, enc)))
         base = cls(
             recall_encoder=enc,

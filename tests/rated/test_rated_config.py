@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ecoagent.config import get_profile
+from ecoagent.config import ModelConfig, Profile, Recipe, get_profile
 from rated.config import RATEDConfig, TrainConfig, Variant
 
 
@@ -80,3 +82,24 @@ def test_profiles() -> None:
     assert paper.tool_encoder == "facebook/dragon-plus-context-encoder"
     assert paper.max_steps is None and paper.max_train_examples is None
     assert RATEDConfig.for_profile(get_profile("paper")).tool_encoder.endswith("context-encoder")
+
+
+def test_the_tiny_profile_trains_the_cpu_recipe_of_the_main_job() -> None:
+    """Stages branch on the profile's typed recipe, not its name: ``tiny`` (a small cut of the embedded
+    profile) used to fall through a ``name == "embedded"`` test and train the paper's uncapped recipe."""
+    tiny, embedded = get_profile("tiny"), get_profile("embedded")
+    assert tiny.recipe is embedded.recipe is Recipe.CPU and get_profile("paper").recipe is Recipe.PAPER
+    recipe = {"query_encoder", "tool_encoder", "seed"}  # the profile's models, not the recipe
+    as_tiny = {k: v for k, v in TrainConfig.for_profile(tiny).to_dict().items() if k not in recipe}
+    as_embedded = {k: v for k, v in TrainConfig.for_profile(embedded).to_dict().items() if k not in recipe}
+    assert as_tiny == as_embedded and as_tiny["max_steps"] is not None
+    assert as_tiny != {
+        k: v for k, v in TrainConfig.for_profile(get_profile("paper")).to_dict().items() if k not in recipe
+    }
+
+
+def test_a_profile_read_back_from_json_keeps_its_recipe() -> None:
+    data = json.loads(json.dumps(get_profile("paper").to_dict()))
+    assert data["recipe"] == "paper"
+    back = Profile(**{**data, "models": ModelConfig(**data["models"])})
+    assert back.recipe is Recipe.PAPER and back == get_profile("paper")
