@@ -96,8 +96,11 @@ class DiscountedLinUCB:
 
     - score: ``theta_i . x~ + alpha * sqrt(sum_j x~_j^2 / A_ij)`` with ``theta_i = b_i / A_i``
       (element-wise: the inverse of a diagonal matrix), O(d) per tool.
-    - update after reward r in {0, 1} of the chosen tool only:
-      ``A_i <- gamma * A_i + (1 - gamma) * lam + x~ * x~`` and ``b_i <- gamma * b_i + r * x~``.
+    - update after reward r of the chosen tool only, counted ``w`` times (weighted least squares):
+      ``A_i <- gamma * A_i + (1 - gamma) * lam + w * x~ * x~`` and ``b_i <- gamma * b_i + w * r * x~``.
+      ``rated.retriever.RATED`` maps a call's outcome to (r, w): 1 for a call that worked, 0 for one
+      that worked but was the wrong tool (the labelled warm-up), and ``RATEDConfig.error_reward`` with
+      weight ``error_weight`` for an error (docs/evaluation.md, "Why one failure did not move RATED").
       The ``(1 - gamma) * lam`` term keeps the ridge regularizer at ``lam`` under discounting
       (an entry never seen stays exactly ``lam``, none falls below it), as in D-LinUCB.
     - cold start: ``A_i = lam * 1`` and ``b_i = lam * prior_i * x0 / |x0|^2`` with ``x0 = e_{d+1} / sqrt(2)``
@@ -211,11 +214,11 @@ class DiscountedLinUCB:
         """
         x = self._query(x)
         out = np.empty(idx.shape[0], dtype=np.float64)
-        c, a, w2, w3 = as_coefficients(weights)
+        c, a, w2, w3, lo = as_coefficients(weights)
         with self._lock:
             s = self._slots
             best = kernels.linucb_fused(
-                idx, sem, x, s.rowmap, s["cache"], self.prior, self.alpha, self.lam, c, a, w2, w3, out
+                idx, sem, x, s.rowmap, s["cache"], self.prior, self.alpha, self.lam, c, a, w2, w3, lo, out
             )
         if best < 0:
             raise IndexError(
@@ -233,14 +236,17 @@ class DiscountedLinUCB:
         b[self.dim] = self.lam * self.prior[arm] / BIAS
         return row
 
-    def update(self, i: int, x: np.ndarray, reward: float) -> None:
-        """Discounted ridge update of tool ``i`` only, after reward ``reward`` (1 success, 0 failure).
+    def update(self, i: int, x: np.ndarray, reward: float, weight: float = 1.0) -> None:
+        """Discounted ridge update of tool ``i`` only, after reward ``reward`` counted ``weight`` times.
 
         Args:
             i: the chosen tool's index.
             x: the L2-normalized query embedding the tool was chosen for, shape (d,).
-            reward: the observed reward, usually 0 or 1.
+            reward: the observed reward (1 a call that worked; 0 or negative otherwise).
+            weight: how many observations this one counts for, > 0.
         """
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"weight must be > 0, got {weight}")
         i = int(i)
         if not 0 <= i < self.prior.size:
             raise IndexError(f"tool index {i} out of range (0..{self.prior.size - 1})")
@@ -250,7 +256,9 @@ class DiscountedLinUCB:
             row = s.row(i)
             if row < 0:
                 row = self._init_row(i)
-            kernels.linucb_update(row, x, float(reward), s["A"], s["b"], s["cache"], self.gamma, self.lam)
+            kernels.linucb_update(
+                row, x, float(reward), float(weight), s["A"], s["b"], s["cache"], self.gamma, self.lam
+            )
 
     # ----------------------------------------------------------- inspection
     def state_of(self, i: int) -> tuple[np.ndarray, np.ndarray]:

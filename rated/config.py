@@ -19,6 +19,8 @@ from ecoagent.embeddings import BATCH_SIZE
 Pooling = Literal["auto", "cls", "mean"]
 
 DEFAULT_WEIGHTS: tuple[float, float, float] = (0.75, 0.15, 0.10)
+# what the paper-exact row changes back: an error teaches 0 once, the bandit score is clipped to [0, 1]
+PAPER_EXACT: dict[str, Any] = {"error_reward": 0.0, "error_weight": 1.0, "bandit_floor": 0.0}
 
 
 class Variant(StrEnum):
@@ -67,6 +69,15 @@ class RATEDConfig:
         gamma: discount of old evidence per update of the same tool, in (0, 1] (paper: 0.95); 1 = no
             forgetting.
         lam: ridge regularizer lambda > 0; the diagonal of A never decays below it.
+        error_reward: the reward an errored call teaches its tool, <= 0 (a call that worked teaches
+            1, one that worked but was the wrong tool 0). Default -1: errors push the estimate below
+            zero, so repeated errors keep lowering it; the paper-exact 0 only fades the tool's record.
+        error_weight: how many observations an error counts for, > 0. Default 20 = 1 / (1 - 0.95), the
+            paper discount's memory: one error outweighs a tool's whole discounted record of working
+            calls, where with weight 1 it is 1/20 of it; the paper-exact value is 1.
+        bandit_floor: lower clip of the bandit score in the fusion: ``None`` (default) none, so a tool
+            that errors can fall below any cosine lead; ``0.0`` is the paper-exact clip to [0, 1],
+            under which the bandit moves a tool by at most ``w2`` (``rated.fusion``).
         query_encoder: backbone of the query tower, used only to build ``NO_CONTRASTIVE``.
         tool_encoder: backbone of the tool tower, used only to build ``NO_CONTRASTIVE``.
         encode_batch_size: batch size when the index encodes tool documents; small, because texts are
@@ -84,6 +95,9 @@ class RATEDConfig:
     alpha: float = 0.1
     gamma: float = 0.95
     lam: float = 1.0
+    error_reward: float = -1.0
+    error_weight: float = 20.0
+    bandit_floor: float | None = None
     query_encoder: str = MINILM
     tool_encoder: str = MINILM
     encode_batch_size: int = BATCH_SIZE
@@ -103,6 +117,12 @@ class RATEDConfig:
             raise ValueError(f"lam must be > 0, got {self.lam}")
         if self.encode_batch_size < 1:
             raise ValueError(f"encode_batch_size must be >= 1, got {self.encode_batch_size}")
+        if not (math.isfinite(self.error_reward) and self.error_reward <= 0):
+            raise ValueError(f"error_reward must be <= 0 (a working call teaches 1), got {self.error_reward}")
+        if not (math.isfinite(self.error_weight) and self.error_weight > 0):
+            raise ValueError(f"error_weight must be > 0, got {self.error_weight}")
+        if self.bandit_floor is not None and not (math.isfinite(self.bandit_floor) and self.bandit_floor < 1):
+            raise ValueError(f"bandit_floor must be None or < 1, got {self.bandit_floor}")
 
     @classmethod
     def for_profile(cls, profile: Profile, **changes: Any) -> RATEDConfig:
@@ -110,11 +130,24 @@ class RATEDConfig:
         base = {"query_encoder": profile.models.query_encoder, "tool_encoder": profile.models.tool_encoder}
         return cls(**{**base, **changes})
 
-    def fusion_coefficients(self) -> tuple[float, float, float, float]:
-        """``(c, a, w2, w3)`` of the fused score ``c + a * cos + w2 * clip(ucb) + w3 * prior``."""
+    def paper_exact(self) -> RATEDConfig:
+        """This config with the paper's learning and fusion exactly: an error teaches 0 with weight 1
+        and the bandit score is clipped to [0, 1] (the row "RATED Full (paper-exact)" of Table 2)."""
+        return self.replace(**PAPER_EXACT)
+
+    def reward(self, success: bool, error: bool) -> tuple[float, float]:
+        """``(reward, weight)`` the bandit learns from one call: a call that worked teaches 1, one that
+        worked but was the wrong tool (labelled feedback only) 0, an error ``error_reward`` counted
+        ``error_weight`` times."""
+        if error:
+            return self.error_reward, self.error_weight
+        return (1.0 if success else 0.0), 1.0
+
+    def fusion_coefficients(self) -> tuple[float, float, float, float, float]:
+        """``(c, a, w2, w3, lo)`` of the fused score ``c + a * cos + w2 * clip(ucb, lo, 1) + w3 * prior``."""
         from rated.fusion import coefficients
 
-        return coefficients(self.weights, self.semantic)
+        return coefficients(self.weights, self.semantic, self.bandit_floor)
 
     def effective_weights(self) -> tuple[float, float, float]:
         """The weights the ranking really applies to (cos, ucb, prior), normalized (``rated.fusion``)."""

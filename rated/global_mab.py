@@ -24,8 +24,8 @@ class GlobalMAB:
     Tool i keeps a discounted count ``n_i`` and discounted reward sum ``s_i``:
 
     - score: ``s_i / n_i + alpha / sqrt(n_i)``.
-    - update after reward r of the chosen tool only: ``n_i <- gamma * n_i + (1 - gamma) * lam + 1``,
-      ``s_i <- gamma * s_i + r`` (the count never falls below ``lam``, as LinUCB's diagonal).
+    - update after reward r of the chosen tool only, counted w times: ``n_i <- gamma * n_i + (1 - gamma)
+      * lam + w``, ``s_i <- gamma * s_i + w * r`` (the count never falls below ``lam``, as LinUCB's diagonal).
     - cold start: ``n_i = lam``, ``s_i = lam * prior_i``, so the score is ``prior_i + alpha / sqrt(lam)``
       before feedback, exactly LinUCB's cold-start score for a unit context.
 
@@ -97,8 +97,10 @@ class GlobalMAB:
         out = fuse_unchecked(sem, self.scores(idx, x), self.prior[idx], weights)
         return out, int(np.argmax(out))
 
-    def update(self, i: int, x: np.ndarray, reward: float) -> None:
-        """Discounted update of tool ``i`` only; ``x`` is ignored."""
+    def update(self, i: int, x: np.ndarray, reward: float, weight: float = 1.0) -> None:
+        """Discounted update of tool ``i`` only, the reward counted ``weight`` times; ``x`` is ignored."""
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"weight must be > 0, got {weight}")
         i = int(i)
         if not 0 <= i < self.prior.size:
             raise IndexError(f"tool index {i} out of range (0..{self.prior.size - 1})")
@@ -112,8 +114,8 @@ class GlobalMAB:
                 self._of[i] = row
                 self._arms.append(i)
                 self._n[row], self._s[row] = self.lam, self.lam * self.prior[i]
-            self._n[row] = self.gamma * self._n[row] + (1.0 - self.gamma) * self.lam + 1.0
-            self._s[row] = self.gamma * self._s[row] + float(reward)
+            self._n[row] = self.gamma * self._n[row] + (1.0 - self.gamma) * self.lam + float(weight)
+            self._s[row] = self.gamma * self._s[row] + float(weight) * float(reward)
 
     def state_of(self, i: int) -> tuple[float, float]:
         """``(n_i, s_i)``; the cold-start values for an untouched tool."""

@@ -70,11 +70,13 @@ def linucb_scores(idx, x, rowmap, cache, prior, alpha, lam, out):  # pragma: no 
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
-def linucb_fused(idx, sem, x, rowmap, cache, prior, alpha, lam, c, a, w2, w3, out):  # pragma: no cover
+def linucb_fused(idx, sem, x, rowmap, cache, prior, alpha, lam, c, a, w2, w3, lo, out):  # pragma: no cover
     """``out[k]`` = fused score of candidate k (``rated.fusion.fuse``); returns the best position.
 
-    ``c + a * sem + w2 * clip(ucb, 0, 1) + w3 * prior`` (``rated.fusion.coefficients``: the paper's
-    ``w1 * cos`` is ``c = 0, a = w1``); ties go to the first (the semantic order), as ``np.argmax`` does. Returns -1 when a tool index is out of range or ``sem`` is too short.
+    ``c + a * sem + w2 * clip(ucb, lo, 1) + w3 * prior`` (``rated.fusion.coefficients``: the paper's
+    ``w1 * cos`` is ``c = 0, a = w1``; ``lo`` is 0 in the paper-exact fusion, ``-inf`` by default); ties
+    go to the first (the semantic order), as ``np.argmax`` does. Returns -1 when a tool index is out of
+    range or ``sem`` is too short.
     """
     n = rowmap.shape[0]
     if sem.shape[0] < idx.shape[0]:
@@ -84,7 +86,7 @@ def linucb_fused(idx, sem, x, rowmap, cache, prior, alpha, lam, c, a, w2, w3, ou
         i = idx[k]
         if i < 0 or i >= n:
             return -1
-        ucb = min(max(_ucb(x, rowmap, cache, prior, alpha, lam, i), 0.0), 1.0)
+        ucb = min(max(_ucb(x, rowmap, cache, prior, alpha, lam, i), lo), 1.0)
         out[k] = c + a * sem[k] + w2 * ucb + w3 * prior[i]
         if out[k] > out[best]:
             best = k
@@ -92,23 +94,25 @@ def linucb_fused(idx, sem, x, rowmap, cache, prior, alpha, lam, c, a, w2, w3, ou
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
-def linucb_update(row, x, reward, A, b, cache, gamma, lam):  # pragma: no cover - compiled
-    """Discounted ridge update of one tool's row, then its cached ``theta`` and ``A^-1`` (float32).
+def linucb_update(row, x, reward, weight, A, b, cache, gamma, lam):  # pragma: no cover - compiled
+    """Discounted, weighted ridge update of one tool's row, then its cached ``theta`` and ``A^-1`` (float32).
 
-    ``A <- gamma * A + (1 - gamma) * lam + x~^2``, ``b <- gamma * b + reward * x~``.
+    ``A <- gamma * A + (1 - gamma) * lam + weight * x~^2``, ``b <- gamma * b + weight * reward * x~``
+    (``weight`` counts the observation that many times: ``rated.config.RATEDConfig.error_weight``).
     """
     d = x.shape[0]
-    g, r, s = np.float32(gamma), np.float32(reward), np.float32(BIAS)
+    g, r, s = np.float32(gamma), np.float32(reward * weight), np.float32(BIAS)
+    w = np.float32(weight)
     keep = np.float32((1.0 - gamma) * lam)
     a_row, b_row = A[row], b[row]
     theta, ainv = cache[row, : d + 1], cache[row, d + 1 :]
     # one simple loop per array: each vectorizes on its own
     for j in range(d):
         xj = x[j] * s
-        a_row[j] = g * a_row[j] + keep + xj * xj
+        a_row[j] = g * a_row[j] + keep + w * (xj * xj)
     for j in range(d):
         b_row[j] = g * b_row[j] + r * (x[j] * s)
-    a_row[d] = g * a_row[d] + keep + s * s  # the constant coordinate
+    a_row[d] = g * a_row[d] + keep + w * (s * s)  # the constant coordinate
     b_row[d] = g * b_row[d] + r * s
     one = np.float32(1.0)
     for j in range(d + 1):

@@ -218,23 +218,32 @@ class RATED:
         return [(self.index.ids[int(i)], float(s)) for i, s in zip(idx[:n], final[:n], strict=True)]
 
     # ------------------------------------------------------------- feedback
-    def feedback_embedding(self, i: int, q_emb: np.ndarray, success: bool | float) -> None:
-        """Update tool ``i``'s bandit with the outcome of calling it for ``q_emb`` (reward 1 or 0).
+    def feedback_embedding(self, i: int, q_emb: np.ndarray, success: bool, error: bool | None = None) -> None:
+        """Update tool ``i``'s bandit with the outcome of calling it for ``q_emb``.
 
-        A no-op for ``Variant.NO_FEEDBACK``, whose bandit keeps its prior start.
+        ``error`` says the call did not execute; by default it is ``not success`` (execution-only
+        feedback: a call either worked or errored). Pass ``error=False`` with ``success=False`` for a
+        call that worked but was the wrong tool (labelled feedback). ``RATEDConfig.reward`` turns the
+        outcome into the bandit's reward and weight. A no-op for ``Variant.NO_FEEDBACK``, whose bandit
+        keeps its prior start.
         """
         if self._learn:
+            reward, weight = self.config.reward(bool(success), not success if error is None else bool(error))
             with self._lock:
-                self.bandits.update(i, q_emb, float(success))
+                self.bandits.update(i, q_emb, reward, weight)
 
-    def feedback(self, tool_id: str, success: bool, query: Query | None = None) -> None:
+    def feedback(
+        self, tool_id: str, success: bool, query: Query | None = None, error: bool | None = None
+    ) -> None:
         """Report whether the call of ``tool_id`` succeeded; updates only that tool's bandit.
 
         Args:
             tool_id: the tool that was called (normally the last ``select``'s answer).
-            success: whether the call served the query.
+            success: whether the call worked.
             query: the query it was called for; default: the query of the last ``select`` that chose
                 ``tool_id``.
+            error: whether the call errored (did not execute); default ``not success``. A caller that
+                knows a working call was the wrong tool passes ``success=False, error=False``.
 
         Raises:
             KeyError: ``tool_id`` is not indexed.
@@ -247,7 +256,7 @@ class RATED:
                 q = self._pending.get(i)
                 if q is None:
                     raise ValueError(f"tool {tool_id!r} was not selected: pass the query it was called for")
-            self.feedback_embedding(i, q, success)
+            self.feedback_embedding(i, q, success, error)
 
     def step(self, query: Query, observe: Callable[[str], bool]) -> tuple[str, bool]:
         """One step of Algorithm 1: select a tool, call ``observe(tool_id) -> success``, learn from it."""
@@ -263,7 +272,8 @@ class RATED:
         """Run Algorithm 1 on labelled pairs before evaluation (paper: 2,000 pairs).
 
         Each pair is ``(query, relevant)``: a query (string or embedding) and its true tool(s) (ids or
-        indices). RATED selects as it would online and learns ``success = chosen tool is relevant``.
+        indices). RATED selects as it would online and learns ``success = chosen tool is relevant``;
+        every warm-up call executes, so a wrong choice teaches 0, not an error.
 
         Returns:
             ``{"pairs": n, "successes": k, "success_rate": k / n}``.
@@ -279,7 +289,7 @@ class RATED:
             with self._lock:
                 i = self.select_embedding(q)
                 success = i in targets
-                self.feedback_embedding(i, q, success)
+                self.feedback_embedding(i, q, success, error=False)
             hits += success
         n = len(pairs)
         return {"pairs": n, "successes": hits, "success_rate": hits / n if n else 0.0}

@@ -78,7 +78,7 @@ class RatedPolicy:
             tool = int(idx[model.bandits.fused(idx, sem, emb[n], self._weights)[1]])
             ok = tool in rel
             hits += ok
-            model.feedback_embedding(tool, emb[n], ok)
+            model.feedback_embedding(tool, emb[n], ok, error=False)  # every warm-up call executes
         n = len(relevant)
         return {"pairs": n, "successes": hits, "success_rate": hits / n if n else 0.0}
 
@@ -198,4 +198,4 @@ class RatedPolicy:
     def observe(self, step: int, query: int, tool: int, success: bool, error: bool) -> None:
         if self._l2g is not None:
             tool = int(np.flatnonzero(self._l2g == tool)[0])
-        self.live.feedback_embedding(tool, self.query_emb[query], success)
+        self.live.feedback_embedding(tool, self.query_emb[query], success, error)

@@ -338,7 +338,11 @@ FEEDBACK_NOTE = (
     "execution-only feedback except **RATED (task-success feedback)**, which is told whether the call "
     "served the query (the labelled upper bound, never a default). The warm-up on the train split is "
     "labelled for every learning method (the paper's 2,000 warm-up pairs). Retry moves to its next "
-    "candidate only after an execution error."
+    "candidate only after an execution error. **RATED Full** learns -1 from an error, counted 20 times "
+    "(1 / (1 - gamma)), and its bandit term is clipped above at 1 only; **RATED Full (paper-exact)** is "
+    "the same model with the paper's learning and fusion (an error teaches 0 once, the term clipped to "
+    '[0, 1]), under which one error barely moves a tool (docs/evaluation.md, "Why one failure did not '
+    'move RATED").'
 )
 
 

@@ -31,27 +31,42 @@ def test_unit_option_can_change_the_ranking() -> None:
     assert np.argmax(fuse(sem, bandit, prior, semantic="unit")) == 1
 
 
-def test_bandit_is_clipped_to_unit_range() -> None:
-    out = fuse([0.0, 0.0], [1.7, -0.4], [0.5, 0.5], weights=(0.0, 1.0, 0.0))
+def test_the_paper_exact_floor_clips_the_bandit_to_unit_range() -> None:
+    out = fuse([0.0, 0.0], [1.7, -0.4], [0.5, 0.5], weights=(0.0, 1.0, 0.0), floor=0.0)
     np.testing.assert_allclose(out, [1.0, 0.0])
+
+
+def test_by_default_the_bandit_is_clipped_above_only() -> None:
+    """A tool that learned a negative reward keeps it: that is how an erroring tool loses a cosine lead."""
+    out = fuse([0.0, 0.0], [1.7, -0.4], [0.5, 0.5], weights=(0.0, 1.0, 0.0))
+    np.testing.assert_allclose(out, [1.0, -0.4])
+    # a cosine lead of 0.3 survives any bandit score under the paper's clip, not a score of -1.5 here
+    sem, bandit, prior = [0.9, 0.6], [-1.5, 1.0], [0.5, 0.5]
+    assert np.argmax(fuse(sem, bandit, prior, floor=0.0)) == 0
+    assert np.argmax(fuse(sem, bandit, prior)) == 1
 
 
 def test_unit_output_stays_in_unit_range_and_cosine_in_its_bounds() -> None:
     rng = np.random.default_rng(0)
     args = (rng.uniform(-1, 1, 100), rng.normal(0.5, 1, 100), rng.random(100))
-    out = fuse(*args, semantic="unit")
+    out = fuse(*args, semantic="unit", floor=0.0)
     assert out.min() >= 0.0 and out.max() <= 1.0
-    raw = fuse(*args)
+    raw = fuse(*args, floor=0.0)
     assert raw.min() >= -0.75 and raw.max() <= 1.0
 
 
 def test_hot_path_matches() -> None:
     rng = np.random.default_rng(1)
-    sem, bandit, prior = rng.uniform(-1, 1, 10), rng.normal(0.5, 0.5, 10), rng.random(10)
+    sem, bandit, prior = rng.uniform(-1, 1, 10), rng.normal(0.3, 0.8, 10), rng.random(10)
     w = (0.5, 0.3, 0.2)
     np.testing.assert_allclose(fuse_unchecked(sem, bandit, prior, w), fuse(sem, bandit, prior, w))
     unit = coefficients(w, "unit")
     np.testing.assert_allclose(fuse_unchecked(sem, bandit, prior, unit), fuse(sem, bandit, prior, w, "unit"))
+    floored = coefficients(w, "cosine", 0.0)
+    np.testing.assert_allclose(
+        fuse_unchecked(sem, bandit, prior, floored), fuse(sem, bandit, prior, w, floor=0.0)
+    )
+    assert (fuse(sem, bandit, prior, w) < fuse(sem, bandit, prior, w, floor=0.0)).any()  # some scores < 0
 
 
 @pytest.mark.parametrize(

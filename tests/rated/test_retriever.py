@@ -54,7 +54,9 @@ def test_rank_is_the_fused_score_of_the_semantic_top_k(r: RATED, queries) -> Non
     idx, final = r.rank_embedding(q)
     sem_idx, sem = r.index.search(q, 10)
     assert set(idx.tolist()) == set(sem_idx.tolist()) and len(idx) == 10
-    expected = fuse(sem, r.bandits.scores(sem_idx, q), r.prior[sem_idx], r.config.weights)
+    expected = fuse(
+        sem, r.bandits.scores(sem_idx, q), r.prior[sem_idx], r.config.weights, floor=r.config.bandit_floor
+    )
     by_tool = dict(zip(sem_idx.tolist(), expected, strict=True))
     np.testing.assert_allclose(final, [by_tool[i] for i in idx.tolist()])
     assert np.all(np.diff(final) <= 0)
@@ -179,8 +181,9 @@ def test_concurrent_feedback_equals_sequential(r: RATED, queries) -> None:
     for t in pool:
         t.join()
     sequential = DiscountedLinUCB(r.index.dim, r.prior)
+    reward, weight = r.config.reward(success=False, error=True)
     for _ in range(threads * per):
-        sequential.update(i, q, 0.0)
+        sequential.update(i, q, reward, weight)
     A, b = r.bandits.state_of(i)
     A2, b2 = sequential.state_of(i)
     np.testing.assert_allclose(A, A2, rtol=1e-12)
