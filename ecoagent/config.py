@@ -83,7 +83,7 @@ class Profile:
     name: str
     recipe: Recipe = Recipe.CPU
     models: ModelConfig = field(default_factory=ModelConfig)
-    syn_max_tools: int | None = 100
+    syn_max_tools: int | None = 112
     syn_queries_per_tool: int = 10
     syn_rivals: int = 0
     real_max_queries: int | None = None
@@ -140,6 +140,13 @@ def get_profile(name: str) -> Profile:
         return PROFILES[name]
     except KeyError:
         raise ValueError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}") from None
+
+
+def default_intake() -> Path:
+    """The real queries snapshotted into the repository (``data/queries``, one folder per upstream repo with
+    its README, licence and checksums): ``$ECOAGENT_INTAKE``, else the checkout's own folder."""
+    env = os.environ.get("ECOAGENT_INTAKE")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "data" / "queries"
 
 
 def default_mirror() -> Path:

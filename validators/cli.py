@@ -49,6 +49,12 @@ def register_real(sub: Any) -> None:
     p.add_argument(
         "--measure-pairs", type=int, default=None, help="labelled test pairs per kind for the AUCs (0 = skip)"
     )
+    p.add_argument(
+        "--whole-intake",
+        action="store_true",
+        default=None,
+        help="also judge the ToolBench queries snapshotted into data/queries (StableToolBench, DRAFT)",
+    )
     p.set_defaults(func=_run_real)
 
 
@@ -67,6 +73,7 @@ def _run_real(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         calibration_per_kind=args.calibration_pairs,
         measure_per_kind=args.measure_pairs,
+        whole_intake=args.whole_intake,
     )
     pairs = stats["pairs"]
     floors = ", ".join(f"{n} {r['floor']:.3g}" for n, r in stats["recall"]["retrievers"].items())

@@ -22,7 +22,9 @@ PAPER_VALIDATOR_THRESHOLD = 0.85  # a Gemma 3 1B yes-probability (the paper)
 # Each retriever passes its best 3% of top-5 proposals, 2 per query at most: 267 judgments on the
 # snapshot, what the 40-minute main job can pay for with the 1.5B judge (docs/real.md, section 6).
 EMBEDDED_FLOOR_QUANTILE = 0.97
-REAL_SPLITS = (0.2, 0.4, 0.4)  # train (bandit warm-up only) / val / test, by query
+# train (bandit warm-up only) / val (sensitivity) / test, by query: Real is an evaluation set, so most of
+# it is test (the encoder never trains on it)
+REAL_SPLITS = (0.15, 0.25, 0.6)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,14 @@ class RealConfig:
             validator's cost stays small: ``mcp_prompt_candidates`` judgments per prompt.
         mcp_prompt_candidates: a prompt's server tools the validator judges: the top ones by the recall
             encoder's cosine.
+        templates: read the n8n workflow templates of the intake (``validators.n8n_templates``):
+            their write-ups are queries labelled by their service nodes, no judge needed.
+        template_measure_per_kind: template pairs of each kind (labelled tool, another operation of a
+            labelled service or the recall encoder's best other tool, a random tool) the judge scores, so
+            its precision is measured against labels it did not choose (0 = skip).
+        whole_intake: also read the ToolBench queries snapshotted into the repo (``data/queries``:
+            StableToolBench's G1_tool / G3_instruction, DRAFT's original G2_category / G3_instruction),
+            618 more queries for about 4 more minutes of judging (``ecoagent real --whole-intake``).
         seed: seed of the split and of the bootstrap.
     """
 
@@ -70,6 +80,9 @@ class RealConfig:
     split_fractions: tuple[float, float, float] = REAL_SPLITS
     mcp_prompts_max: int | None = 100
     mcp_prompt_candidates: int = 3
+    templates: bool = True
+    template_measure_per_kind: int = 34
+    whole_intake: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -96,8 +109,10 @@ class RealConfig:
             raise ValueError("mcp_prompts_max must be >= 0 or None")
         if self.mcp_prompt_candidates <= 0:
             raise ValueError("mcp_prompt_candidates must be > 0")
-        if self.calibration_per_kind < 0 or self.measure_per_kind < 0:
-            raise ValueError("calibration_per_kind and measure_per_kind must be >= 0")
+        if self.calibration_per_kind < 0 or self.measure_per_kind < 0 or self.template_measure_per_kind < 0:
+            raise ValueError(
+                "calibration_per_kind, measure_per_kind and template_measure_per_kind must be >= 0"
+            )
         if self.validator_threshold is None and self.calibration_per_kind == 0:
             raise ValueError(
                 "a calibrated threshold needs calibration_per_kind > 0 (or a validator_threshold)"
@@ -120,6 +135,7 @@ class RealConfig:
             measure_per_kind=200 if paper else 25,
             max_queries=profile.real_max_queries,
             mcp_prompts_max=None if paper else 100,
+            template_measure_per_kind=100 if paper else 34,
             seed=profile.seed,
         )
         changes = {k: v for k, v in overrides.items() if v is not None}

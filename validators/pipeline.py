@@ -36,12 +36,14 @@ import numpy as np
 import polars as pl
 
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
-from ecoagent.config import Profile, default_mirror
+from ecoagent.config import Profile, default_intake, default_mirror
 from ecoagent.embeddings import embed
 from ecoagent.schemas import tool_document, tool_documents, validate_tools
 from validators.calibration import auc_report, calibrate_threshold, precision_recall, threshold_interval
 from validators.config import RealConfig
 from validators.labels import LabeledPair, argument_lines, build_labels, sample_labels
+from validators.n8n_templates import GROUP as TEMPLATE_GROUP
+from validators.n8n_templates import ParsedTemplates, load_templates, node_catalog
 from validators.prompt import PROMPT_VERSIONS
 from validators.recall import (
     THRESHOLD_GRID,
@@ -52,8 +54,8 @@ from validators.recall import (
     threshold_grid,
     top_k_of_scores,
 )
-from validators.splits import SPLITS, split_queries
-from validators.toolbench import ParsedToolBench, load_toolbench, toolbench_root
+from validators.splits import SPLITS, service, split_stratified, tool_disjoint_splits
+from validators.toolbench import ParsedToolBench, load_toolbench, merge, toolbench_root
 from validators.validator import PairText, Validator, shard_checkpoint, shard_pairs
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,9 @@ PAIR_SCHEMA: dict[str, pl.DataType] = {
     "proposed_by": pl.List(pl.String()),
     "validator_score": pl.Float64(),
     "split": pl.String(),
+    "source": pl.String(),  # toolbench | n8n_templates
+    "label_source": pl.String(),  # validator (kept by the judge) | template (the workflow's own nodes)
+    "tool_split": pl.String(),  # the tool-disjoint split by service; null where a query's tools straddle two
 }
 
 
@@ -286,6 +291,28 @@ def _pair_cosines(encoder: str, labelled: Sequence[LabeledPair]) -> list[float]:
     return [float(x) for x in (q * t).sum(axis=1)]
 
 
+def _template_stats(
+    templates: ParsedTemplates | None, absent: str | None, measurement: dict[str, Any]
+) -> dict[str, Any]:
+    """What reading the n8n templates gave, and the judge measured against their labels."""
+    if templates is None:
+        return {"absent": absent}
+    tools = Counter(t for q in templates.queries for t in q.tool_ids)
+    return {
+        "folder": TEMPLATES,
+        "licence": "unclear: templates by their n8n.io authors; collection MIT at a later commit (README there)",
+        "files": templates.files,
+        "queries": len(templates.queries),
+        "tools": len(tools),
+        "labels_per_query": round(sum(tools.values()) / max(len(templates.queries), 1), 2),
+        "skipped": dict(sorted(templates.skipped.items())),
+        "duplicates_merged": templates.duplicates_merged,
+        "near_duplicates_removed": templates.near_duplicates_removed,
+        "errors": {"count": len(templates.errors), "lines": templates.errors[:50]},
+        "judge_vs_template_labels": measurement,
+    }
+
+
 def _counts(frame: pl.DataFrame, by: str) -> dict[str, dict[str, int]]:
     """Pairs recalled / passing recall / kept, and queries kept, per value of ``by``."""
     agg = (
@@ -422,9 +449,30 @@ def build_mcp_prompts(
     }
 
 
-def load_queries(cfg: RealConfig, mirror: Path | None) -> ParsedToolBench:
-    """The ToolBench queries of the snapshot, or a seeded sample of ``cfg.max_queries`` of them."""
+# ToolBench queries snapshotted into the repo (data/queries) beyond the catalog snapshot's: read with
+# ``RealConfig.whole_intake`` (``ecoagent real --whole-intake``); label -> (folder, group renames)
+TOOLBENCH_INTAKE: dict[str, tuple[str, dict[str, str]]] = {
+    "THUNLP-MT__StableToolBench": ("THUNLP-MT__StableToolBench", {}),
+    "quchangle1__DRAFT": (
+        "quchangle1__DRAFT/dataset/ToolBench",
+        {"G2": "DRAFT_G2_category", "G3": "DRAFT_G3_instruction"},
+    ),
+}
+
+
+def load_queries(cfg: RealConfig, mirror: Path | None, intake: Path | None = None) -> ParsedToolBench:
+    """The ToolBench queries of the snapshot (plus the intake's with ``cfg.whole_intake``), or a seeded
+    sample of ``cfg.max_queries`` of them."""
     parsed = load_toolbench(toolbench_root(Path(mirror) if mirror else default_mirror()))
+    if cfg.whole_intake:
+        base = Path(intake) if intake else default_intake()
+        parts = {"snapshot": parsed}
+        for label, (folder, _) in TOOLBENCH_INTAKE.items():
+            if (base / folder).is_dir():
+                parts[label] = load_toolbench(base / folder)
+            else:
+                log.warning("real: %s is missing; the whole intake reads without it", base / folder)
+        parsed = merge(parts, {label: renames for label, (_, renames) in TOOLBENCH_INTAKE.items()})
     if not parsed.queries:
         raise ValueError("the ToolBench files hold no queries")
     if cfg.max_queries is not None and cfg.max_queries < len(parsed.queries):
@@ -444,7 +492,171 @@ def validator_pairs(recalled: pl.DataFrame, tools: pl.DataFrame) -> list[PairTex
     ]
 
 
-def stage_fingerprint(cfg: RealConfig, profile: Profile, tools: pl.DataFrame, parsed: ParsedToolBench) -> str:
+TEMPLATES = "Zie619__n8n-workflows/workflows"  # under the intake (data/queries)
+
+
+def load_template_queries(
+    cfg: RealConfig, tools: pl.DataFrame, mirror: Path | None, intake: Path | None
+) -> tuple[ParsedTemplates | None, str | None]:
+    """The n8n templates of the intake as labelled queries (a seeded sample of ``cfg.max_queries`` when set),
+    or ``(None, why not)``. The node defaults come from the snapshot's n8n-nodes-base ``types.nodes``."""
+    from crawlers.files import read_json
+    from crawlers.report import CrawlErrors
+    from crawlers.source import MirrorSource
+
+    if not cfg.templates:
+        return None, "templates = false"
+    root = (Path(intake) if intake else default_intake()) / TEMPLATES
+    if not root.is_dir():
+        return None, f"{root} is missing"
+    errors = CrawlErrors()
+    entries = read_json(
+        MirrorSource(Path(mirror) if mirror else default_mirror()),
+        "n8n/nodes-base/types.nodes.json",
+        "n8n",
+        errors,
+        missing="missing: template nodes map with the parameters they set only",
+    )
+    catalog = node_catalog(tools.select("tool_id", "tags").iter_rows(named=True), entries or [])
+    parsed = load_templates(root, catalog)
+    if cfg.max_queries is not None and cfg.max_queries < len(parsed.queries):
+        rng = random.Random(cfg.seed)
+        keep = set(rng.sample(range(len(parsed.queries)), cfg.max_queries))
+        parsed.queries = [q for i, q in enumerate(parsed.queries) if i in keep]
+    return parsed, None
+
+
+def template_pairs(parsed: ParsedTemplates, tools: pl.DataFrame, cfg: RealConfig) -> pl.DataFrame:
+    """One row per (template query, labelled tool), with the recall encoder's cosine (not used to choose)."""
+    rows = {
+        r["tool_id"]: r for r in tools.select("tool_id", "name", "description", "tags").iter_rows(named=True)
+    }
+    flat = [(q, t) for q in parsed.queries for t in q.tool_ids]
+    if not flat:
+        return pl.DataFrame(schema={k: v for k, v in PAIR_SCHEMA.items() if k not in ("split", "tool_split")})
+    q_vec = embed(cfg.recall_encoder, [q.query for q, _ in flat])
+    t_vec = embed(
+        cfg.recall_encoder,
+        [tool_document(rows[t]["name"], rows[t]["description"], rows[t]["tags"]) for _, t in flat],
+    )
+    cos = (q_vec * t_vec).sum(axis=1)
+    return pl.DataFrame(
+        {
+            "query_id": [q.query_id for q, _ in flat],
+            "query": [q.query for q, _ in flat],
+            "group": [q.group for q, _ in flat],
+            "tool_id": [t for _, t in flat],
+            "cosine": cos.astype(float).tolist(),
+            "proposed_by": [[] for _ in flat],
+            "validator_score": [None] * len(flat),
+            "source": [TEMPLATE_GROUP] * len(flat),
+            "label_source": ["template"] * len(flat),
+        },
+        schema={k: v for k, v in PAIR_SCHEMA.items() if k not in ("split", "tool_split")},
+    )
+
+
+def template_measure_pairs(
+    parsed: ParsedTemplates, tools: pl.DataFrame, cfg: RealConfig
+) -> list[tuple[str, int, PairText]]:
+    """``(kind, label, pair)`` for the judge's measurement against template labels: a labelled tool
+    (positive), the recall encoder's best tool of a service outside the query's labels (hard), a random tool of
+    another service (random); ``cfg.template_measure_per_kind`` of each, seeded."""
+    n = cfg.template_measure_per_kind
+    if not n or not parsed.queries:
+        return []
+    rng = random.Random(cfg.seed + 1)
+    queries = sorted(parsed.queries, key=lambda q: q.query_id)
+    picked = rng.sample(queries, min(n, len(queries)))
+    table = {r["tool_id"]: r for r in tools.iter_rows(named=True)}
+    ids = tools["tool_id"].to_list()
+    docs = tool_documents(tools)
+    q_vec = embed(cfg.recall_encoder, [q.query for q in picked])
+    scores = q_vec @ embed(cfg.recall_encoder, docs).T
+    out: list[tuple[str, int, PairText]] = []
+    for qi, q in enumerate(picked):
+        row = {"query_id": q.query_id, "query": q.query}
+        positive = rng.choice(q.tool_ids)
+        services = {service(t) for t in q.tool_ids}
+        # outside the labelled services: another operation of a labelled service may well serve the request
+        hard = next(ids[i] for i in np.argsort(-scores[qi]) if service(ids[i]) not in services)
+        others = [t for t in ids if service(t) not in services]
+        random_tool = others[rng.randrange(len(others))]
+        for kind, tool, label in (("positive", positive, 1), ("hard", hard, 0), ("random", random_tool, 0)):
+            out.append((kind, label, tool_pair({**row, "tool_id": tool}, table[tool])))
+    return out
+
+
+def measure_templates(
+    cfg: RealConfig, validator: Validator, labelled: list[tuple[str, int, PairText]], threshold: float
+) -> dict[str, Any]:
+    """The judge's AUC and precision at the build's threshold against template labels, beside the recall
+    encoders' cosine AUC on the same pairs: what the judge would add on requests whose labels it did not
+    choose."""
+    if not labelled:
+        return {"skipped": "no template pairs (template_measure_per_kind = 0 or no templates)"}
+    scores = validator.score([p for _, _, p in labelled])
+    out: dict[str, Any] = {
+        "source": "n8n templates: a labelled service node (positive) vs the recall encoder's best tool of "
+        "another service (hard) and a random tool of another service (random)",
+        "pairs_per_kind": sum(1 for k, _, _ in labelled if k == "positive"),
+    }
+    pos = [(lab, p) for k, lab, p in labelled if k == "positive"]
+    for kind in ("hard", "random"):
+        neg = [(lab, p) for k, lab, p in labelled if k == kind]
+        y = [lab for lab, _ in pos + neg]
+        s = [scores[p.key] for _, p in pos + neg]
+        fake = [LabeledPair(p, lab, kind, "test") for lab, p in pos + neg]
+        out[kind] = {
+            **auc_report(y, s, seed=cfg.seed),
+            "at_threshold": precision_recall(y, s, threshold),
+            "encoder_auc": {
+                retriever_name(r): auc_report(y, _pair_cosines(r, fake), seed=cfg.seed)["auc"]
+                for r in cfg.retrievers
+                if r != "bm25"
+            },
+        }
+    y_all = [lab for _, lab, _ in labelled]
+    out["all"] = precision_recall(y_all, [scores[p.key] for _, _, p in labelled], threshold)
+    return out
+
+
+def assign_splits(pairs: pl.DataFrame, cfg: RealConfig) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The query split, stratified by source group and each query's rarest tool, and the tool-disjoint
+    split by service (``validators.splits``); with the per-split counts of both."""
+    if pairs.height == 0:
+        return pairs.with_columns(
+            pl.lit(None, pl.String).alias("split"), pl.lit(None, pl.String).alias("tool_split")
+        ), {}
+    labels = {q: tuple(ts) for q, ts in pairs.group_by("query_id").agg(pl.col("tool_id").sort()).iter_rows()}
+    groups = dict(pairs.select("query_id", "group").unique("query_id").iter_rows())
+    per_tool = Counter(t for ts in labels.values() for t in ts)
+    strata = {q: (groups[q], min(ts, key=lambda t: (per_tool[t], t))) for q, ts in labels.items()}
+    query_split = split_stratified(strata, cfg.seed, cfg.split_fractions)
+    tool_split, units = tool_disjoint_splits(labels, cfg.seed, cfg.split_fractions, unit=service)
+    out = pairs.with_columns(
+        pl.col("query_id").replace_strict(query_split, default=None, return_dtype=pl.String).alias("split"),
+        pl.col("query_id")
+        .replace_strict(tool_split, default=None, return_dtype=pl.String)
+        .alias("tool_split"),
+    )
+    counts = {
+        "tool_disjoint": {
+            "unit": "service (n8n:<node>, mcp:<server>, ...): no operation of a test service is in train",
+            "units": dict(Counter(units.values())),
+            "queries": dict(Counter(s or "straddles" for s in tool_split.values())),
+        }
+    }
+    return out, counts
+
+
+def stage_fingerprint(
+    cfg: RealConfig,
+    profile: Profile,
+    tools: pl.DataFrame,
+    parsed: ParsedToolBench,
+    templates: ParsedTemplates | None = None,
+) -> str:
     """What the stage's outputs depend on: a finished stage with this fingerprint is not redone."""
     return fingerprint(
         {
@@ -453,6 +665,9 @@ def stage_fingerprint(cfg: RealConfig, profile: Profile, tools: pl.DataFrame, pa
             "prompt_version": PROMPT_VERSIONS[cfg.few_shot],
             "tools": fingerprint(tools.select("tool_id", "content_hash").sort("tool_id").rows()),
             "queries": fingerprint(sorted(q.query_id for q in parsed.queries)),
+            "templates": fingerprint(sorted((q.query_id, q.tool_ids) for q in templates.queries))
+            if templates
+            else None,
         }
     )
 
@@ -471,6 +686,7 @@ CHECKPOINTS = {
     "labels": "labels_checkpoint.jsonl",
     "validator": "validator_checkpoint.jsonl",
     "mcp_prompts": "mcp_prompts_checkpoint.jsonl",
+    "templates": "templates_checkpoint.jsonl",
 }
 
 
@@ -482,6 +698,7 @@ def judge_shard(
     mirror: Path | None = None,
     llm_url: str | None = None,
     llm: Any = None,
+    intake: Path | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Score every ``shards``-th query's pairs, starting at ``shard``, into the stage's checkpoints' shards.
@@ -497,21 +714,26 @@ def judge_shard(
     art = ArtifactDir(Path(out))
     cfg = RealConfig.for_profile(profile, **options)
     tools = load_tool_table(art)
-    parsed = load_queries(cfg, mirror)
+    parsed = load_queries(cfg, mirror, intake)
+    templates, _ = load_template_queries(cfg, tools, mirror, intake)
     started = time.perf_counter()
-    if _done(art, stage_fingerprint(cfg, profile, tools, parsed)):  # a rebuild: nothing to judge, no recall
+    if _done(
+        art, stage_fingerprint(cfg, profile, tools, parsed, templates)
+    ):  # a rebuild: nothing to judge, no recall
         return {
             "shard": shard,
             "shards": shards,
             "pairs": {},
             "skipped": "the real stage is done with this config",
         }
-    sets: dict[str, list[PairText]] = {"labels": [], "validator": [], "mcp_prompts": []}
+    sets: dict[str, list[PairText]] = {"labels": [], "validator": [], "mcp_prompts": [], "templates": []}
     if cfg.calibration_per_kind or cfg.measure_per_kind:
         dev, test = labelled_sets(cfg, build_labels(parsed.queries))
         sets["labels"] = [lp.pair for lp in dev + test]
     sets["validator"] = validator_pairs(recall_union(parsed, tools, cfg)[0], tools)
     sets["mcp_prompts"] = list(mcp_candidates(tools, Path(mirror) if mirror else default_mirror(), cfg).pairs)
+    if templates:
+        sets["templates"] = [p for _, _, p in template_measure_pairs(templates, tools, cfg)]
     own = llm is None
     if own:
         from ecoagent.llm import make_llm
@@ -541,6 +763,7 @@ def run(
     profile: Profile,
     mirror: Path | None = None,
     validator_threshold: float | None = None,
+    intake: Path | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Build the Real set into ``out/real/``; returns the stats (also written to ``real/stats.json``).
@@ -549,6 +772,7 @@ def run(
         out: the artifact folder; needs ``tools.parquet`` from the crawl.
         profile: models and seed.
         mirror: the catalog snapshot (default ``ecoagent.config.default_mirror()``).
+        intake: the real queries snapshotted into the repo (default ``ecoagent.config.default_intake()``).
         validator_threshold: a fixed threshold instead of the profile's (calibrated on the embedded one).
         **options: other ``RealConfig`` fields (``retrievers``, ``top_k``, ``floor_quantile``, ``batch_size``,
             ``calibration_per_kind``, ``measure_per_kind``, ...).
@@ -560,8 +784,11 @@ def run(
     cpu_started = time.process_time()  # CPU seconds: comparable across runs on a busy, shared machine
 
     tools = load_tool_table(art)
-    parsed = load_queries(cfg, mirror)
-    config_fp = stage_fingerprint(cfg, profile, tools, parsed)
+    parsed = load_queries(cfg, mirror, intake)
+    templates, templates_absent = load_template_queries(cfg, tools, mirror, intake)
+    if templates_absent:
+        log.warning("real: no n8n templates: %s", templates_absent)
+    config_fp = stage_fingerprint(cfg, profile, tools, parsed, templates)
     if _done(art, config_fp):
         log.info("real: already done with this config; nothing to do")
         return json.loads(art.real_stats.read_text())
@@ -613,6 +840,19 @@ def run(
         )
         timings["mcp_prompts_s"] = time.perf_counter() - t0
         timings["mcp_prompts_scored"] = mcp_validator.scored
+        t0 = time.perf_counter()
+        template_validator = Validator(
+            llm, art.real / CHECKPOINTS["templates"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
+        )
+        template_measurement = (
+            measure_templates(
+                cfg, template_validator, template_measure_pairs(templates, tools, cfg), threshold
+            )
+            if templates
+            else {"skipped": templates_absent}
+        )
+        timings["templates_measure_s"] = time.perf_counter() - t0
+        timings["templates_scored"] = template_validator.scored
         model_info = llm.info()
     finally:
         llm.close()
@@ -633,11 +873,14 @@ def run(
         .select(list(DECISION_SCHEMA))
     )
 
-    kept = decisions.filter(pl.col("kept"))  # a query keeps every verified tool (several true tools)
-    splits = split_queries(kept["query_id"].to_list(), cfg.seed, cfg.split_fractions)
-    pairs = kept.with_columns(
-        pl.col("query_id").replace_strict(splits, default=None, return_dtype=pl.String).alias("split")
-    ).select(list(PAIR_SCHEMA))
+    kept = decisions.filter(pl.col("kept")).select(  # a query keeps every verified tool (several true tools)
+        [c for c in PAIR_SCHEMA if c in decisions.columns]
+    )
+    kept = kept.with_columns(pl.lit("toolbench").alias("source"), pl.lit("validator").alias("label_source"))
+    labelled = template_pairs(templates, tools, cfg) if templates else kept.clear()
+    # a template query the validator also kept from ToolBench cannot happen: ids differ by prefix (tb- / n8n-)
+    pairs, split_counts = assign_splits(pl.concat([kept, labelled], how="vertical"), cfg)
+    pairs = pairs.select(list(PAIR_SCHEMA))
 
     write_parquet(decisions, art.real_decisions)
     write_parquet(pairs, art.real_pairs)
@@ -691,7 +934,29 @@ def run(
                 for s in SPLITS
             },
             "split_fractions": list(cfg.split_fractions),
+            "split": "by query, stratified by source group and each query's rarest tool",
+            **split_counts,
+            "per_source": {
+                src: {
+                    s: {
+                        "pairs": int(((pairs["source"] == src) & (pairs["split"] == s)).sum()),
+                        "queries": int(
+                            pairs.filter((pl.col("source") == src) & (pl.col("split") == s))[
+                                "query_id"
+                            ].n_unique()
+                        ),
+                        "tools": int(
+                            pairs.filter((pl.col("source") == src) & (pl.col("split") == s))[
+                                "tool_id"
+                            ].n_unique()
+                        ),
+                    }
+                    for s in SPLITS
+                }
+                for src in sorted(set(pairs["source"].to_list()))
+            },
         },
+        "templates": _template_stats(templates, templates_absent, template_measurement),
         "recall": {
             "encoder": encoder_provenance(cfg.recall_encoder),
             "retrievers": per_retriever,

@@ -9,6 +9,7 @@ stage's ``stats.json``) and the rest is read; ``parse_file`` alone stays strict.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -307,3 +308,29 @@ def toolbench_root(mirror: Path) -> Path:
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is missing: the snapshot has no ToolBench queries")
     return root
+
+
+def merge(
+    parts: dict[str, ParsedToolBench], renames: dict[str, dict[str, str]] | None = None
+) -> ParsedToolBench:
+    """Several parsed roots as one: queries deduped across roots (the first root, in the given order, keeps
+    a repeated query), file keys prefixed with the root's label, and ``renames[label]`` mapping a root's
+    group names (DRAFT's ``G2.json`` is ToolBench's original G2_category) so groups of two sources never
+    collide."""
+    renames = renames or {}
+    out = ParsedToolBench(queries=[], per_file={}, duplicates_removed=0, unlisted_ids=[], errors=[])
+    seen: set[str] = set()
+    for label, parsed in parts.items():
+        rename = renames.get(label, {})
+        out.per_file |= {f"{label}/{k}": v for k, v in parsed.per_file.items()}
+        out.errors += [f"{label}/{e}" for e in parsed.errors]
+        out.unlisted_ids += [f"{label}/{u}" for u in parsed.unlisted_ids]
+        out.duplicates_removed += parsed.duplicates_removed
+        for q in parsed.queries:
+            if q.query_id in seen:
+                out.duplicates_removed += 1
+                continue
+            seen.add(q.query_id)
+            group = rename.get(q.group, q.group)
+            out.queries.append(dataclasses.replace(q, group=group) if group != q.group else q)
+    return out

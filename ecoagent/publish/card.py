@@ -40,7 +40,8 @@ SUMMARY = (
     "EcoAgent is a benchmark for **reliability-aware tool retrieval**: given a natural-language request, "
     "retrieve the tool (from LangChain, CrewAI, LlamaIndex, n8n and MCP servers) that serves it, where tools carry "
     "health signals (authentication, link status) and a metadata prior. It holds a crawled tool catalog, "
-    "synthetic queries (EcoAgent-Syn), validated real ToolBench queries (EcoAgent-Real), a manual check, "
+    "synthetic queries (EcoAgent-Syn), real requests (EcoAgent-Real: ToolBench queries the validator kept, and "
+    "n8n workflow templates labelled by their own nodes), a manual check, "
     "and BEIR/MTEB-style `corpus` / `queries` / `qrels` configs."
 )
 LICENSE_TEXT = {
@@ -56,6 +57,9 @@ SOURCE_TEXT = {
     "mcp": "MCP server registries: mcpm.sh, docker/mcp-registry, modelcontextprotocol/registry and /servers "
     "(MIT), ToolHive (Apache-2.0); each server's own licence is in the tools' `licence` column",
     "toolbench": "ToolBench / StableToolBench queries (Apache-2.0)",
+    "n8n_templates": "n8n workflow templates (Zie619/n8n-workflows @ 54688735, `data/queries/`): each write-up "
+    "and workflow by its n8n.io author; licence unclear (no LICENSE at that commit, MIT (c) Zie619 added later): "
+    "research use, ask the authors before redistributing",
 }
 # words that mark a stats entry as a filter, a threshold or a removal count
 FILTER_WORDS = (

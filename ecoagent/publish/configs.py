@@ -71,7 +71,10 @@ DESCRIPTIONS = {
     "retriever hits when it finds any of them); no LLM or retriever chose the labels; one split, test.",
     "syn_negatives": "EcoAgent-Syn negatives: two negative tools per positive pair (one hard, mined "
     "with SBERT; one random), with the query-negative cosine.",
-    "real": "EcoAgent-Real: ToolBench queries paired with the catalog tools the validator kept.",
+    "real": "EcoAgent-Real: real requests paired with their catalog tools: ToolBench queries with the tools the "
+    "validator kept (`label_source = validator`) and n8n workflow templates' write-ups with the service "
+    "operations of their own nodes (`label_source = template`); `source` names the origin, `split` is by "
+    "query (stratified by source and tool), `tool_split` by service (null where a query's services straddle).",
     "real_decisions": "EcoAgent-Real decisions: every recalled (query, tool) candidate with its recall "
     "cosine, validator score and the keep decision.",
     "manual_check": "The manual check: the stratified sample of Real decisions and the human labels.",
@@ -251,12 +254,15 @@ def build_configs(art: ArtifactDir) -> tuple[dict[str, Config], dict[str, str]]:
     if pairs is not None:
         pairs = _str_ids(pairs, "query_id")
         src = platforms(pairs)
+        origins = set(pairs["source"].to_list()) if "source" in pairs.columns else {"toolbench"}
         configs["real"] = Config(
             "real",
             _by_split(pairs, ["query_id", "tool_id"]),
-            _licenses(src, toolbench=True),
+            _licenses(
+                src | ({"n8n"} if "n8n_templates" in origins else set()), toolbench="toolbench" in origins
+            ),
             DESCRIPTIONS["real"],
-            sorted(src | {"toolbench"}),
+            sorted(src | origins),
         )
     else:
         absent["real"] = "real/pairs.parquet"

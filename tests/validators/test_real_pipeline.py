@@ -178,3 +178,35 @@ def test_config_rejects_bad_settings(test_profile) -> None:
     with pytest.raises(ValueError, match="calibration_per_kind > 0"):
         RealConfig.for_profile(test_profile, calibration_per_kind=0)
     assert np.isclose(sum(RealConfig.for_profile(test_profile).split_fractions), 1.0)
+
+
+def test_templates_are_labelled_queries_in_stratified_and_tool_disjoint_splits(
+    templates_out: tuple[Path, dict[str, Any]],
+) -> None:
+    out, stats = templates_out
+    pairs = pl.read_parquet(out / "real" / "pairs.parquet")
+    assert dict(pairs.schema) == PAIR_SCHEMA
+    templates = pairs.filter(pl.col("source") == "n8n_templates")
+    # six files, each with a write-up and Gmail / Telegram / Sheets / Slack / Calendar nodes in the table
+    assert templates["query_id"].n_unique() == stats["templates"]["queries"] == 6
+    assert (templates["label_source"] == "template").all() and templates["validator_score"].is_null().all()
+    assert (templates["group"] == "n8n_templates").all()
+    assert templates["tool_id"].str.starts_with("n8n:").all()
+    toolbench = pairs.filter(pl.col("source") == "toolbench")
+    assert (toolbench["label_source"] == "validator").all()
+    assert pairs.height == toolbench.height + templates.height
+    # a query in one split of each kind; a service in one tool-disjoint split
+    assert (pairs.group_by("query_id").agg(pl.col("split").n_unique())["split"] == 1).all()
+    placed = pairs.drop_nulls("tool_split").with_columns(
+        pl.col("tool_id").str.extract(r"^([^:]+:[^:]+)").alias("svc")
+    )
+    assert (placed.group_by("svc").agg(pl.col("tool_split").n_unique())["tool_split"] == 1).all()
+    # the judge was measured against the template labels: 2 pairs of each kind
+    measured = stats["templates"]["judge_vs_template_labels"]
+    assert measured["pairs_per_kind"] == 2 and measured["hard"]["positives"] == 2
+    lines = (out / "real" / "templates_checkpoint.jsonl").read_text().splitlines()
+    assert len(lines) == 6
+    assert (
+        sum(v["queries"] for v in stats["pairs"]["per_source"]["n8n_templates"].values())
+        == templates["query_id"].n_unique()
+    )

@@ -130,3 +130,22 @@ def test_bad_record_and_bad_bytes_are_error_lines(tmp_path: Path, toolbench_dir:
 def test_no_files_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no ToolBench JSON"):
         load_toolbench(tmp_path)
+
+
+def test_the_whole_intake_adds_the_repo_s_toolbench_files_without_repeats(mirror) -> None:
+    from collections import Counter
+
+    from ecoagent.config import PROFILES
+    from validators.config import RealConfig
+    from validators.pipeline import load_queries
+
+    cfg = RealConfig.for_profile(PROFILES["embedded"])
+    snapshot = load_queries(cfg, mirror)
+    whole = load_queries(RealConfig.for_profile(PROFILES["embedded"], whole_intake=True), mirror)
+    groups = Counter(q.group for q in whole.queries)
+    # DRAFT's G2.json / G3.json are ToolBench's original test sets, renamed so they never read as examples
+    assert groups["DRAFT_G2_category"] == 75 and groups["DRAFT_G3_instruction"] == 39
+    assert "G1_tool" not in {q.group for q in snapshot.queries} and groups["G1_tool"] > 200
+    assert len({q.query_id for q in whole.queries}) == len(whole.queries) == 1482
+    assert {q.query_id for q in snapshot.queries} <= {q.query_id for q in whole.queries}
+    assert any(k.startswith("quchangle1__DRAFT/") for k in whole.per_file)
