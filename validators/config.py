@@ -60,6 +60,8 @@ class RealConfig:
         whole_intake: also read the ToolBench queries snapshotted into the repo (``data/queries``:
             StableToolBench's G1_tool / G3_instruction, DRAFT's original G2_category / G3_instruction),
             618 more queries for about 4 more minutes of judging (``ecoagent real --whole-intake``).
+        judgment_cache: reuse judgments of earlier builds (any ``--out``) with the same model, prompt
+            and pair text (``validators.judgment_cache``).
         seed: seed of the split and of the bootstrap.
     """
 
@@ -83,6 +85,7 @@ class RealConfig:
     templates: bool = True
     template_measure_per_kind: int = 34
     whole_intake: bool = False
+    judgment_cache: bool = True
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -681,6 +681,19 @@ def _done(art: ArtifactDir, config_fp: str) -> bool:
     )
 
 
+def make_validator(llm: Any, checkpoint: Path, cfg: RealConfig) -> Validator:
+    """The stage's validator on one checkpoint, with the cross-build judgment cache when configured."""
+    cache = None
+    if cfg.judgment_cache:
+        from ecoagent.models import cache_dir
+        from validators.judgment_cache import CACHE_FILE, JudgmentCache, model_identity
+
+        cache = JudgmentCache(
+            cache_dir() / CACHE_FILE, model_identity(llm.info()), PROMPT_VERSIONS[cfg.few_shot]
+        )
+    return Validator(llm, checkpoint, batch_size=cfg.batch_size, few_shot=cfg.few_shot, cache=cache)
+
+
 # the stage's three validator checkpoints, in the order it scores them
 CHECKPOINTS = {
     "labels": "labels_checkpoint.jsonl",
@@ -745,7 +758,7 @@ def judge_shard(
         for name, todo in sets.items():
             mine = shard_pairs(todo, shard, shards)
             path = shard_checkpoint(art.real / CHECKPOINTS[name], shard, shards)
-            Validator(llm, path, batch_size=cfg.batch_size, few_shot=cfg.few_shot).score(mine)
+            make_validator(llm, path, cfg).score(mine)
             pairs[name] = len(mine)
     finally:
         if own:
@@ -807,28 +820,23 @@ def run(
         t0 = time.perf_counter()
         measurement: dict[str, Any] = {}
         threshold = cfg.validator_threshold
-        if cfg.calibration_per_kind or cfg.measure_per_kind:
-            labeler = Validator(
-                llm, art.real / CHECKPOINTS["labels"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
-            )
+        labeled = bool(cfg.calibration_per_kind or cfg.measure_per_kind)
+        if labeled:
+            labeler = make_validator(llm, art.real / CHECKPOINTS["labels"], cfg)
             measurement, threshold = measure(cfg, labeler, build_labels(parsed.queries))
             timings["labels_scored"] = labeler.scored
         assert threshold is not None  # RealConfig: no calibration pairs means a fixed threshold
         timings["measure_s"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        validator = Validator(
-            llm, art.real / CHECKPOINTS["validator"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
-        )
+        validator = make_validator(llm, art.real / CHECKPOINTS["validator"], cfg)
         todo = validator_pairs(recalled, tools)
         scores = validator.score(todo)
         timings["validator_s"] = time.perf_counter() - t0
         timings["validator_s_per_pair"] = timings["validator_s"] / max(len(todo), 1)
         timings["validator_scored"] = validator.scored
         t0 = time.perf_counter()
-        mcp_validator = Validator(
-            llm, art.real / CHECKPOINTS["mcp_prompts"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
-        )
+        mcp_validator = make_validator(llm, art.real / CHECKPOINTS["mcp_prompts"], cfg)
         mcp_stats = build_mcp_prompts(
             tools,
             Path(mirror) if mirror else default_mirror(),
@@ -841,9 +849,7 @@ def run(
         timings["mcp_prompts_s"] = time.perf_counter() - t0
         timings["mcp_prompts_scored"] = mcp_validator.scored
         t0 = time.perf_counter()
-        template_validator = Validator(
-            llm, art.real / CHECKPOINTS["templates"], batch_size=cfg.batch_size, few_shot=cfg.few_shot
-        )
+        template_validator = make_validator(llm, art.real / CHECKPOINTS["templates"], cfg)
         template_measurement = (
             measure_templates(
                 cfg, template_validator, template_measure_pairs(templates, tools, cfg), threshold
@@ -853,6 +859,10 @@ def run(
         )
         timings["templates_measure_s"] = time.perf_counter() - t0
         timings["templates_scored"] = template_validator.scored
+        timings["judgments_from_cache"] = sum(
+            v.from_cache
+            for v in (validator, mcp_validator, template_validator, *([labeler] if labeled else []))
+        )
         model_info = llm.info()
     finally:
         llm.close()

@@ -19,6 +19,7 @@ from pathlib import Path
 from ecoagent.checkpoint import JsonlCheckpoint
 from ecoagent.llm.base import Conversation, LLMClient
 from ecoagent.progress import Progress
+from validators.judgment_cache import JudgmentCache, conversation_key
 from validators.prompt import PROMPT_VERSIONS, validator_conversation
 
 log = logging.getLogger(__name__)
@@ -60,11 +61,14 @@ class Validator:
         checkpoint: JSONL file that receives one line per scored pair, appended and fsynced per batch.
         batch_size: pairs per ``yes_probability`` call; must be > 0.
         few_shot: put the prompt's two worked examples before each pair (``validators.prompt``).
+        cache: judgments kept across builds (``validators.judgment_cache``); a hit is written to the
+            checkpoint like a scored pair, so the artifact folder stays complete on its own.
 
     The prompt version (stored with each score) follows from ``few_shot``; checkpoint lines of other
     versions or models are ignored. Scores in the checkpoint's shard files (``shard_checkpoint``: what
     ``validators.pipeline.judge_shard`` wrote on other workers) count as done too; new scores go to
-    ``checkpoint`` only. ``scored`` counts the pairs this validator sent to the LLM.
+    ``checkpoint`` only. ``scored`` counts the pairs this validator sent to the LLM, ``from_cache``
+    those the cross-build cache answered.
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class Validator:
         checkpoint: Path,
         batch_size: int = 16,
         few_shot: bool = False,
+        cache: JudgmentCache | None = None,
     ) -> None:
         if batch_size <= 0:
             raise ValueError("batch_size must be > 0")
@@ -83,6 +88,8 @@ class Validator:
         self.few_shot = few_shot
         self.prompt_version = PROMPT_VERSIONS[few_shot]
         self.scored = 0
+        self.from_cache = 0
+        self.cache = cache
 
     @property
     def model(self) -> str:
@@ -114,6 +121,16 @@ class Validator:
             len(pairs) - len(todo),
             len(todo),
         )
+        if self.cache is not None and todo:
+            keys = {p.key: conversation_key(pair_conversation(p, self.few_shot)) for p in todo}
+            hits = self.cache.get(list(keys.values()))
+            found = [p for p in todo if keys[p.key] in hits]
+            if found:
+                self._writer.append([self._row(p, hits[keys[p.key]]) for p in found], sort_keys=True)
+                scores.update({p.key: hits[keys[p.key]] for p in found})
+                self.from_cache += len(found)
+                todo = [p for p in todo if keys[p.key] not in hits]
+                log.info("validator: %d pairs from the judgment cache, %d to score", len(found), len(todo))
         bar = Progress(len(todo), "validator", "pairs", log)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
@@ -126,16 +143,15 @@ class Validator:
                 if not math.isfinite(value) or not 0.0 <= value <= 1.0:
                     raise RuntimeError(f"LLM score {value!r} for pair {pair.key} is not a probability")
                 scores[pair.key] = value
-                rows.append(
+                rows.append(self._row(pair, value))
+            self._writer.append(rows, sort_keys=True)
+            if self.cache is not None:
+                self.cache.put(
                     {
-                        "query_id": pair.query_id,
-                        "tool_id": pair.tool_id,
-                        "score": value,
-                        "model": self.model,
-                        "prompt_version": self.prompt_version,
+                        conversation_key(pair_conversation(p, self.few_shot)): r["score"]
+                        for p, r in zip(batch, rows, strict=True)
                     }
                 )
-            self._writer.append(rows, sort_keys=True)
             self.scored += len(batch)
             done = start + len(batch)
             bar.update(len(batch))
@@ -143,6 +159,15 @@ class Validator:
                 progress(done, len(todo))
         bar.close()
         return scores
+
+    def _row(self, pair: PairText, score: float) -> dict[str, object]:
+        return {
+            "query_id": pair.query_id,
+            "tool_id": pair.tool_id,
+            "score": score,
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+        }
 
 
 def shard_checkpoint(checkpoint: Path, shard: int, shards: int) -> Path:

@@ -64,6 +64,7 @@ REAL_OPTIONS: dict[str, Any] = {
     "measure_per_kind": 2,
     "batch_size": 8,
     "templates": False,  # the n8n templates have their own run (``templates_out``)
+    "judgment_cache": False,  # counts of scored pairs must not depend on earlier test runs
 }
 
 

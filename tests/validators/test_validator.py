@@ -74,3 +74,38 @@ def test_scores_checkpoint_and_resume(llm: LLMClient, parsed, tmp_path: Path) ->
 def test_batch_size_must_be_positive(llm: LLMClient, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         Validator(llm, tmp_path / "c.jsonl", batch_size=0)
+
+
+def test_the_judgment_cache_answers_another_build_and_misses_on_changed_text(
+    llm: LLMClient, parsed, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from validators.judgment_cache import JudgmentCache, model_identity
+
+    pairs = [lp.pair for lp in sample_labels(build_labels(parsed.queries), "dev", 2)]
+    cache = JudgmentCache(tmp_path / "judgments.sqlite", model_identity(llm.info()), "real-judge-v2")
+    counting = Counting(llm)
+    first = Validator(counting, tmp_path / "a" / "ckpt.jsonl", batch_size=4, cache=cache).score(pairs)
+    assert counting.scored == 6
+    # another artifact folder: every pair comes from the cache, and lands in that folder's checkpoint
+    other = Validator(counting, tmp_path / "b" / "ckpt.jsonl", batch_size=4, cache=cache)
+    assert other.score(pairs) == first and counting.scored == 6 and other.from_cache == 6
+    assert len((tmp_path / "b" / "ckpt.jsonl").read_text().splitlines()) == 6
+    # a changed description is another chat: a miss, scored once
+    changed = [dataclasses.replace(pairs[0], description=pairs[0].description + " Also sends faxes.")]
+    Validator(counting, tmp_path / "c" / "ckpt.jsonl", batch_size=4, cache=cache).score(changed)
+    assert counting.scored == 7
+    # another model identity or prompt version shares nothing
+    assert JudgmentCache(tmp_path / "judgments.sqlite", "llamacpp|other|x", "real-judge-v2").get(["a"]) == {}
+    few = Validator(
+        counting,
+        tmp_path / "d" / "ckpt.jsonl",
+        batch_size=4,
+        few_shot=True,
+        cache=JudgmentCache(
+            tmp_path / "judgments.sqlite", model_identity(llm.info()), "real-judge-fewshot-v2"
+        ),
+    )
+    few.score(pairs[:1])
+    assert few.from_cache == 0 and counting.scored == 8
