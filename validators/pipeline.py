@@ -267,10 +267,11 @@ def measure(cfg: RealConfig, validator: Validator, labels: list[LabeledPair]) ->
 
 
 def _threshold_sensitivity(
-    measurement: dict[str, Any], threshold: float, validated: pl.DataFrame
+    measurement: dict[str, Any], threshold: float, validated: pl.DataFrame, unjudged_queries: int = 0
 ) -> dict[str, Any] | None:
     """What the build would keep at the ends of the calibrated threshold's bootstrap interval: the size of
-    the Real split is only as fixed as this range (None when the threshold was not calibrated here)."""
+    the Real split is only as fixed as this range (None when the threshold was not calibrated here).
+    ``real_queries`` adds the queries no judge decides (templates), so the range of the whole set shows."""
     interval = (measurement.get("calibration") or {}).get("bootstrap")
     if measurement.get("threshold_source") != "calibrated on dev" or not interval:
         return None
@@ -281,6 +282,9 @@ def _threshold_sensitivity(
     return {
         "interval": f"{interval['level']:.0%} bootstrap interval of the threshold over the dev pairs",
         **{name: row for name, row in zip(points, rows, strict=True)},
+        "real_queries": {
+            name: row["queries"] + unjudged_queries for name, row in zip(points, rows, strict=True)
+        },
     }
 
 
@@ -993,7 +997,9 @@ def run(
             "threshold_grid": threshold_grid(
                 validated["validator_score"].to_numpy(), validated["query_id"].to_list(), VALIDATOR_GRID
             ),
-            "threshold_sensitivity": _threshold_sensitivity(measurement, threshold, validated),
+            "threshold_sensitivity": _threshold_sensitivity(
+                measurement, threshold, validated, len(templates.queries) if templates else 0
+            ),
         },
         "mcp_prompts": mcp_stats,
         "timings": timings,
