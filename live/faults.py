@@ -78,11 +78,14 @@ class FaultSchedule:
 
     @classmethod
     def default(cls, steps: int) -> FaultSchedule:
-        """The schedule of ``ecoagent live``: four faults at 30 % of the steps, two recoveries.
+        """The schedule of ``ecoagent live``: five faults at 30 % of the steps, two recoveries.
 
-        - memory (9 tools): SIGKILL at 30 %, restarted at 70 % (a crash, then a recovery);
-        - time (2 tools): SIGSTOP at 30 %, SIGCONT at 50 % (a hang: every call waits out the timeout);
-        - sequential-thinking (1 tool): SIGKILL at 30 %, never restarted (a permanent outage);
+        - filesystem (13 tools): SIGKILL at 30 %, never restarted; its replica filesystem-b stays up, so
+          every filesystem query keeps a working substitute;
+        - memory (9 tools): SIGKILL at 30 %, restarted at 70 % (a crash, then a recovery; no substitute);
+        - time (2 tools): SIGSTOP at 30 %, SIGCONT at 50 % (a hang: each call waits out the timeout;
+          the replica time-b stays up);
+        - sequential-thinking (1 tool): SIGKILL at 30 %, never restarted (a permanent outage, no substitute);
         - git_log and git_diff: bad arguments from 30 % to the end (the server is up, the calls fail).
         """
         if steps < 10:
@@ -90,6 +93,7 @@ class FaultSchedule:
         onset, mid, late = round(0.3 * steps), round(0.5 * steps), round(0.7 * steps)
         return cls(
             (
+                FaultEvent(onset, "kill", "filesystem"),
                 FaultEvent(onset, "kill", "memory"),
                 FaultEvent(late, "restart", "memory"),
                 FaultEvent(onset, "pause", "time"),

@@ -38,6 +38,7 @@ def section(r: dict[str, Any], level: int = 2) -> str:
     cfg, calls = r["config"], r["calls"]
     steps, onset = cfg["steps"], r["onset"]
     restart = r["recovery_steps"].get("restart")
+    pf = r.get("post_fail_steps", {})
     failed_calls = sum(v for k, v in calls["by_outcome"].items() if k != "ok")
     lines = [
         f"**Rests on**: {r['n_tools']} live tools from {r['n_servers']} MCP servers started on this machine "
@@ -51,15 +52,16 @@ def section(r: dict[str, Any], level: int = 2) -> str:
         f"{h} Results (steps {onset}-{steps - 1} after the onset at step {onset}; 95 % CIs from a moving-block "
         f"bootstrap, blocks of {cfg['block']} steps)",
         "",
-        "| Method | Pre-fail SR | Post-Fail SR (%) | FSR (%) | AS | "
+        "| Method | Pre-fail SR | Post-Fail SR (%) | PF SR, substitute steps | PF SR, no substitute | FSR (%) | AS | "
         + ("SR after restart (%) | " if restart is not None else "")
         + "calls/step | decision µs |",
-        "|---|---|---|---|---|" + ("---|" if restart is not None else "") + "---|---|",
+        "|---|---|---|---|---|---|---|" + ("---|" if restart is not None else "") + "---|---|",
     ]
     for name, m in r["methods"].items():
         d = m["decision_us"]
         row = (
             f"| {name} | {_pct(m['pre_fail_sr'])} | {_pct(m['post_fail_sr'])}{_ci(m['post_fail_sr_ci'])} | "
+            f"{_pct(m.get('post_fail_sr_substitute'))} | {_pct(m.get('post_fail_sr_no_substitute'))} | "
             f"{_pct(m['fsr'])}{_ci(m['fsr_ci'])} | {_as(m['adaptation_steps'])} | "
         )
         if restart is not None:
@@ -68,14 +70,18 @@ def section(r: dict[str, Any], level: int = 2) -> str:
         lines.append(row)
     oracle = r["oracle_sr"]
     lines += [
-        f"| Oracle (calls the true tool) | {_pct(oracle['pre_fail'])} | {_pct(oracle['post_fail'])} | | | "
+        f"| Oracle (calls every true tool) | {_pct(oracle['pre_fail'])} | {_pct(oracle['post_fail'])} | | | | | "
         + ("| " if restart is not None else "")
         + "| |",
         "",
         f"SR: the step's call (or one of Retry's) went to the query's true tool and returned without a protocol "
         f"error or `isError` within {cfg['call_timeout']} s. FSR: failed calls / calls. AS: steps after the onset "
         f"until the {cfg['moving_window']}-step moving SR is back to {cfg['theta']} x its pre-failure peak "
-        "(Failed: never). Every policy learns only whether its call worked (execution feedback).",
+        "(Failed: never). Every policy learns only whether its call worked (execution feedback). "
+        f"Of the {steps - onset} post-onset steps, {pf.get('substitute', 0)} have a faulted true tool with a "
+        f"working substitute (a replica's copy: PF SR, substitute steps), {pf.get('no_substitute', 0)} have only "
+        f"faulted true tools (no policy can succeed there while the fault lasts) and {pf.get('unfaulted', 0)} "
+        "none.",
         "",
         f"{h} Per-call latency (ms, mean [95 % CI])",
         "",
@@ -124,6 +130,8 @@ def section(r: dict[str, Any], level: int = 2) -> str:
         "(read_file / read_text_file, the git diffs).",
         "- RATED's towers are the pretrained all-MiniLM-L6-v2 (no fine-tuned model is loaded), with "
         "RATEDConfig's defaults; the learners start from the same labelled warm-up pairs.",
+        "- Substitutes exist only as replicas (a second process of the same package, same sandbox); the "
+        "catalog has no different tools that do the same job across servers.",
         "- Latencies are wall-clock on a shared 2-core machine, including the client's JSON-RPC over pipes; "
         "a timed-out call costs the full timeout.",
     ]

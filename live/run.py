@@ -29,7 +29,7 @@ import numpy as np
 from live.catalog import tool_id
 from live.faults import FaultSchedule
 from live.servers import CallResult, ServerPool, live_servers, missing_installs
-from live.stream import Sandbox, ToolTemplate, load_templates, pools, render
+from live.stream import Sandbox, ToolTemplate, load_templates, pools, render, with_replicas
 from rated.evaluation.metrics import (
     AdaptationSteps,
     FailedSelectionRate,
@@ -56,6 +56,7 @@ class LiveConfig:
         moving_window, theta: Adaptation Steps' window and threshold.
         n_bootstrap, block: resamples and block length (steps) of the CIs.
         fetch: include mcp-server-fetch (every call fails: no network here).
+        replicas: add the second filesystem and time processes (substitute tools).
         faults: a JSON fault schedule (default: ``FaultSchedule.default(steps)``).
     """
 
@@ -70,6 +71,7 @@ class LiveConfig:
     n_bootstrap: int = 2000
     block: int = 25
     fetch: bool = True
+    replicas: bool = True
     faults: str | None = None
     encoder: str = field(default="sentence-transformers/all-MiniLM-L6-v2")
 
@@ -306,8 +308,18 @@ def mean_ci(x: np.ndarray, n: int, seed: int) -> dict[str, float]:
     }
 
 
-def metrics(trace: Trace, onset: int, end: int, recover: int | None, config: LiveConfig) -> dict[str, Any]:
-    """The simulation's metrics of one trace, with block-bootstrap CIs for Post-Fail SR and FSR."""
+def metrics(
+    trace: Trace,
+    onset: int,
+    end: int,
+    recover: int | None,
+    config: LiveConfig,
+    groups: dict[str, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """The simulation's metrics of one trace, with block-bootstrap CIs for Post-Fail SR and FSR.
+
+    ``groups``: step masks; Post-Fail SR is also given on the steps of each (``post_fail_sr_<group>``).
+    """
     s = trace.success[onset:end].astype(np.float64)
     pair = np.stack([trace.unavailable[onset:end], trace.attempts[onset:end]], axis=1).astype(np.float64)
     out: dict[str, Any] = {
@@ -324,7 +336,17 @@ def metrics(trace: Trace, onset: int, end: int, recover: int | None, config: Liv
     }
     if recover is not None and recover < end:
         out["sr_after_recovery"] = WindowSuccessRate(recover, end)(trace)
+    for name, mask in (groups or {}).items():
+        out[f"post_fail_sr_{name}"] = WindowSuccessRate(onset, end)(trace, mask)
     return out
+
+
+def step_groups(stream: Stream, broken: set[int]) -> dict[str, np.ndarray]:
+    """Steps by what a failure leaves their query: a working substitute, nothing, or no failure at all."""
+    rel = stream.relevant_per_step()
+    hit = np.array([bool(r & broken) for r in rel])
+    spare = np.array([bool(r - broken) for r in rel])
+    return {"substitute": hit & spare, "no_substitute": hit & ~spare, "unfaulted": ~hit}
 
 
 # ----------------------------------------------------------------------------- the run
@@ -368,7 +390,9 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
     )
     t_start = time.perf_counter()
     sandbox = Sandbox()
-    specs = live_servers(sandbox.root, sandbox.repo, sandbox.memory, fetch=config.fetch)
+    specs = live_servers(
+        sandbox.root, sandbox.repo, sandbox.memory, fetch=config.fetch, replicas=config.replicas
+    )
     pool = ServerPool(specs, out / "live" / "logs", call_timeout=config.call_timeout)
     timings: dict[str, float] = {}
     try:
@@ -377,6 +401,7 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
         timings["start_servers_s"] = time.perf_counter() - t0
         listed = {name: pool.list_tools(name) for name in pool.servers}
         templates, excluded = load_templates()
+        templates = with_replicas(templates, {s.name: s.replica_of for s in specs if s.replica_of})
         names = {(s, t.name) for s, tools in listed.items() for t in tools}
         usable = [t for t in templates if (t.server, t.tool) in names]
         table = tool_table(
@@ -414,13 +439,6 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
     end = config.steps
     recover = next((e.step for e in schedule.events if e.action in ("restart", "resume")), None)
     restart = next((e.step for e in schedule.events if e.action == "restart"), None)
-    rows = {
-        name: metrics(tr, schedule.onset, end, restart, config)
-        | {"decision_us": mean_ci(np.asarray(decide[name]) * 1e6, config.n_bootstrap, config.seed)}
-        for name, tr in traces.items()
-    }
-    lat = np.array([c["latency_s"] for c in world.calls]) * 1e3
-    kinds = np.array([c["outcome"] for c in world.calls])
     faulted: set[str] = set()
     for e in schedule.events:
         if e.action in ("kill", "pause"):
@@ -429,6 +447,14 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
             faulted |= {tool_id(e.server, x) for x in e.tools}
     ok_tools = {c["tool_id"] for c in world.calls if c["outcome"] == "ok"}
     never_ok = sorted({c["tool_id"] for c in world.calls} - ok_tools)
+    groups = step_groups(stream, {row[t] for t in faulted | set(never_ok)})
+    rows = {
+        name: metrics(tr, schedule.onset, end, restart, config, groups)
+        | {"decision_us": mean_ci(np.asarray(decide[name]) * 1e6, config.n_bootstrap, config.seed)}
+        for name, tr in traces.items()
+    }
+    lat = np.array([c["latency_s"] for c in world.calls]) * 1e3
+    kinds = np.array([c["outcome"] for c in world.calls])
     result: dict[str, Any] = {
         "config": asdict(config),
         "machine": {
@@ -458,6 +484,7 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
         "recovery_steps": {"first": recover, "restart": restart},
         "faulted_tools": sorted(faulted),
         "never_ok_tools": never_ok,
+        "post_fail_steps": {k: int(v[schedule.onset :].sum()) for k, v in groups.items()},
         "oracle_sr": {
             "pre_fail": float(oracle[: schedule.onset].mean()),
             "post_fail": float(oracle[schedule.onset :].mean()),

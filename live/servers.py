@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import sys
 import threading
@@ -46,6 +47,7 @@ class ServerSpec:
     env: tuple[tuple[str, str], ...] = ()
     package: str = ""  # what it was installed as (npm or PyPI, pinned), for the report
     note: str = ""  # what is special about it (fetch: no network here, so every call fails)
+    replica_of: str = ""  # a second process of another server's package: its tools are substitutes
 
 
 @dataclass
@@ -367,11 +369,17 @@ PYPI_VERSIONS = {
 NPM_PACKAGES = ("server-filesystem", "server-memory", "server-everything", "server-sequential-thinking")
 
 
-def live_servers(root: Path, repo: Path, memory: Path, fetch: bool = True) -> list[ServerSpec]:
-    """The seven servers of the live run, every one over stdio, none with a credential.
+def live_servers(
+    root: Path, repo: Path, memory: Path, fetch: bool = True, replicas: bool = True
+) -> list[ServerSpec]:
+    """The servers of the live run, every one over stdio, none with a credential.
 
     ``fetch`` needs the internet at call time; this machine has none, so it is the server whose every
     call fails (a broken tool in the catalog from the first step), not a fault the harness schedules.
+    ``replicas`` adds a second process of filesystem and of time (same package, same sandbox): their
+    tools do what the first one's do, so a query has a working substitute when one process is down,
+    which is the case a reliability-aware retriever can win (with no substitute, no policy can succeed
+    while the true tool is down).
     """
     specs = [
         node_server("filesystem", "server-filesystem", NPM_VERSION, str(root)),
@@ -386,6 +394,15 @@ def live_servers(root: Path, repo: Path, memory: Path, fetch: bool = True) -> li
         python_server("time", "mcp_server_time", PYPI_VERSIONS["mcp-server-time"], "--local-timezone", "UTC"),
         python_server("git", "mcp_server_git", PYPI_VERSIONS["mcp-server-git"], "--repository", str(repo)),
     ]
+    if replicas:
+        fs = node_server("filesystem-b", "server-filesystem", NPM_VERSION, str(root))
+        tm = python_server(
+            "time-b", "mcp_server_time", PYPI_VERSIONS["mcp-server-time"], "--local-timezone", "UTC"
+        )
+        specs += [
+            dataclasses.replace(fs, replica_of="filesystem", note="a second process of filesystem"),
+            dataclasses.replace(tm, replica_of="time", note="a second process of time"),
+        ]
     if fetch:
         specs.append(
             python_server(

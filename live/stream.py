@@ -11,6 +11,7 @@ every call of a healthy server can succeed.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -41,10 +42,25 @@ class ToolTemplate:
     queries: tuple[str, ...]
     arguments: dict[str, Any]
     bad: dict[str, Any]
+    family: str = ""  # the tool id of the template it copies (a replica's tool); "" = itself
 
     @property
     def tool_id(self) -> str:
         return tool_id(self.server, self.tool)
+
+    @property
+    def group(self) -> str:
+        return self.family or self.tool_id
+
+
+def with_replicas(templates: list[ToolTemplate], replicas: Mapping[str, str]) -> list[ToolTemplate]:
+    """``templates`` plus a copy of each for every replica server (replica name -> the server it copies)."""
+    out = list(templates)
+    for replica, primary in replicas.items():
+        out += [
+            dataclasses.replace(t, server=replica, family=t.tool_id) for t in templates if t.server == primary
+        ]
+    return out
 
 
 def load_templates(path: Path = TEMPLATES) -> tuple[list[ToolTemplate], dict[str, str]]:
@@ -127,17 +143,23 @@ class Sandbox:
 
 
 def pools(templates: list[ToolTemplate], index: Mapping[str, int]) -> tuple[QueryPool, QueryPool]:
-    """(warm-up pool, stream pool): each tool's first query, and the rest; true tools as table rows."""
-    warm_q, warm_rel, warm_ids, q, rel, ids = [], [], [], [], [], []
+    """(warm-up pool, stream pool): each tool's first query, and the rest, once per tool family.
+
+    A query's true tools are every indexed tool of its family (a tool and its replicas' copies).
+    """
+    groups: dict[str, list[ToolTemplate]] = {}
     for t in templates:
-        if t.tool_id not in index:
-            continue
-        row = frozenset({index[t.tool_id]})
-        warm_q.append(t.queries[0])
-        warm_rel.append(row)
-        warm_ids.append(f"{t.tool_id}#0")
-        for i, text in enumerate(t.queries[1:], start=1):
+        if t.tool_id in index:
+            groups.setdefault(t.group, []).append(t)
+    warm_q, warm_rel, warm_ids, q, rel, ids = [], [], [], [], [], []
+    for group, members in groups.items():
+        rows = frozenset(index[t.tool_id] for t in members)
+        first = members[0]
+        warm_q.append(first.queries[0])
+        warm_rel.append(rows)
+        warm_ids.append(f"{group}#0")
+        for i, text in enumerate(first.queries[1:], start=1):
             q.append(text)
-            rel.append(row)
-            ids.append(f"{t.tool_id}#{i}")
+            rel.append(rows)
+            ids.append(f"{group}#{i}")
     return QueryPool(warm_q, warm_rel, warm_ids), QueryPool(q, rel, ids)
