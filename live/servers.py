@@ -158,7 +158,9 @@ class ServerPool:
         try:
             async with (
                 stdio_client(params, errlog=srv.errlog) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=self.call_timeout) as session,
+                ClientSession(
+                    read, write
+                ) as session,  # no session-wide timeout: a cold start is slower than a call
             ):
                 async with asyncio.timeout(self.start_timeout):
                     await session.initialize()
@@ -228,6 +230,7 @@ class ServerPool:
         srv = self.servers[name]
         if srv.proc is not None:
             _signal(srv.proc, signal.SIGKILL)
+            _wait_status(srv.proc, psutil.STATUS_ZOMBIE)  # dead (reaping is the event loop's job)
 
     def pause(self, name: str) -> None:
         """SIGSTOP: the process stays alive and holds its pipes but never answers (a hang)."""
@@ -235,6 +238,7 @@ class ServerPool:
         if srv.proc is not None and not srv.paused:
             _signal(srv.proc, signal.SIGSTOP)
             srv.paused = True
+            _wait_status(srv.proc, psutil.STATUS_STOPPED)
 
     def resume(self, name: str) -> None:
         """SIGCONT after a pause; the answers to calls that already timed out are dropped by the session."""
@@ -351,6 +355,14 @@ def _signal(proc: psutil.Process, sig: int) -> None:
     """Send ``sig`` unless the process is gone (psutil refuses a pid that was reused)."""
     with contextlib.suppress(psutil.Error):
         proc.send_signal(sig)
+
+
+def _wait_status(proc: psutil.Process, status: str, limit: float = 5.0) -> None:
+    """Until the kernel shows ``status`` (a signal is delivered asynchronously), so the next call sees it."""
+    deadline = time.monotonic() + limit
+    with contextlib.suppress(psutil.Error):  # NoSuchProcess: already reaped, which is past any status
+        while proc.status() != status and time.monotonic() < deadline:
+            time.sleep(0.005)
 
 
 def _kill_quietly(proc: psutil.Process) -> None:

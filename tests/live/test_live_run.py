@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from live_testutil import needs_servers, server_children
 
 from live.run import LiveConfig, run_live
-from tests.live.conftest import needs_servers, server_children
 
 pytestmark = needs_servers
 
