@@ -33,9 +33,16 @@ def _check(out: Path, steps: int) -> dict:
 
 
 def test_short_live_run(tmp_path: Path) -> None:
-    result = _check(tmp_path, 60) if run_live(tmp_path, LiveConfig(steps=60, n_bootstrap=200)) else None
-    assert result is not None
+    from live.report import include_if_present
+    from rated.evaluation.pipeline import _live_section
+
+    run_live(tmp_path, LiveConfig(steps=60, n_bootstrap=200))
+    result = _check(tmp_path, 60)
     assert {s["name"]: s["processes_started"] for s in result["servers"]}["memory"] == 2  # restarted once
+    # the hook eval/report.md and the dataset card use
+    assert include_if_present(tmp_path).startswith("## Live runtime")
+    assert "Post-Fail SR" in _live_section(tmp_path)
+    assert include_if_present(tmp_path / "nowhere") == ""
 
 
 @pytest.mark.slow
