@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import signal
 import sys
 import threading
@@ -31,7 +32,8 @@ import psutil
 
 MARKER = "ECOAGENT_LIVE_SERVER"
 ROOT = Path(__file__).resolve().parent.parent
-NODE_MODULES = ROOT / ".live" / "node_modules"
+# the npm prefix scripts/setup.sh --live installs into; $ECOAGENT_LIVE_PREFIX for an install outside a clone
+NODE_MODULES = Path(os.environ.get("ECOAGENT_LIVE_PREFIX") or ROOT / ".live") / "node_modules"
 
 T = TypeVar("T")
 Outcome = Literal["ok", "tool_error", "protocol_error", "timeout", "closed", "down"]
