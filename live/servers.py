@@ -158,18 +158,18 @@ class ServerPool:
         env = dict(srv.spec.env) | {MARKER: marker}
         params = StdioServerParameters(command=srv.spec.command, args=list(srv.spec.args), env=env)
         try:
+            # no session-wide read timeout: a cold Python server takes longer to initialize than a call may
             async with (
                 stdio_client(params, errlog=srv.errlog) as (read, write),
-                ClientSession(
-                    read, write
-                ) as session,  # no session-wide timeout: a cold start is slower than a call
+                ClientSession(read, write) as session,
             ):
                 async with asyncio.timeout(self.start_timeout):
                     await session.initialize()
-                srv.session = session
                 srv.proc = self._find(marker)
-                if srv.proc is not None:
-                    srv.procs.append(srv.proc)
+                if srv.proc is None:  # without it no fault could be induced: refuse to run blind
+                    raise RuntimeError("its process is not among this process's children")
+                srv.procs.append(srv.proc)
+                srv.session = session
                 ready.set_result(None)
                 assert srv.stop is not None
                 await srv.stop.wait()
