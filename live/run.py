@@ -18,6 +18,8 @@ import json
 import logging
 import os
 import platform
+import signal
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -395,6 +397,7 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
     )
     pool = ServerPool(specs, out / "live" / "logs", call_timeout=config.call_timeout)
     timings: dict[str, float] = {}
+    restore = _stop_on_sigterm()
     try:
         t0 = time.perf_counter()
         pool.start()
@@ -430,6 +433,7 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
         survivors = pool.close()
         timings["stop_servers_s"] = time.perf_counter() - t0
         sandbox.cleanup()
+        restore()
     if survivors:
         raise RuntimeError(f"server processes {survivors} outlived the live run")
     timings["total_s"] = time.perf_counter() - t_start
@@ -509,6 +513,20 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
     (out / "eval" / "live.json").write_text(json.dumps(result, indent=2, default=_json))
     write_report(result, out / "eval" / "live.md")
     return result
+
+
+def _stop_on_sigterm() -> Any:
+    """SIGTERM raises SystemExit while the servers run, so ``finally`` stops them (a SIGSTOPped server
+    would otherwise outlive the harness: it cannot read the end of its stdin). Returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 def _json(value: Any) -> Any:
