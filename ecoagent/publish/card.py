@@ -336,6 +336,16 @@ def _model_rows(name: str, frame: pl.DataFrame) -> list[tuple[str, str, int]]:
     return rows
 
 
+def _live_section(art: ArtifactDir) -> list[str]:
+    """The live runtime's section (``ecoagent live``, docs/live.md) when DIR/eval/live.json is there."""
+    try:
+        from live.report import include_if_present
+    except ImportError:
+        return []
+    text = include_if_present(art.root)
+    return [text] if text else []
+
+
 def render_card(
     art: ArtifactDir,
     configs: Mapping[str, Config],
@@ -508,6 +518,7 @@ def render_card(
     else:
         out.append("_not present in this build_\n")
 
+    out.extend(_live_section(art))
     out.append("## Uses\n")
     out.append(
         "Training and evaluating tool retrievers (dense, sparse, hybrid), reliability-aware re-ranking, "

@@ -854,7 +854,7 @@ def run(
     result["timings_s"] = timings
 
     write_json(eval_dir / "report.json", result)
-    (eval_dir / "report.md").write_text(report.render_markdown(result))
+    (eval_dir / "report.md").write_text(report.render_markdown(result) + _live_section(art.root))
     stats = headline(result)
     art.mark_done("evaluate", fp, stats)
     return stats
@@ -902,6 +902,16 @@ SEEDS_CHANGE = (
     "flips and the cold-start tools; (3) the warm-up sample: which train queries make the labelled "
     "warm-up pairs (and the D-LinUCB projection). The test queries, the catalog and the models stay fixed."
 )
+
+
+def _live_section(out: Path) -> str:
+    """The live runtime's section (``ecoagent live``, docs/live.md) when DIR/eval/live.json is there, else ""."""
+    try:
+        from live.report import include_if_present
+    except ImportError:
+        return ""
+    text = include_if_present(out)
+    return "\n" + text if text else ""
 
 
 def _nothing_to_evaluate(art: ArtifactDir, config: dict[str, Any], fp: str, n_tools: int) -> dict[str, Any]:

@@ -1,0 +1,53 @@
+"""The whole live run on the real servers: a short one by default, the issue's 1,000 steps as `slow`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from live_testutil import needs_servers, server_children
+
+from live.run import LiveConfig, run_live
+
+pytestmark = needs_servers
+
+
+def _check(out: Path, steps: int) -> dict:
+    result = json.loads((out / "eval" / "live.json").read_text())
+    assert result["n_tools"] >= 30 and result["n_servers"] >= 5
+    assert result["orphans"] == [] and server_children() == []
+    assert len(result["methods"]) >= 8
+    assert {"RATED Full", "HealthCheckBlacklist", "Retry (k=3)", "Dense all-MiniLM-L6-v2 (static)"} <= set(
+        result["methods"]
+    )
+    by = result["calls"]["by_outcome"]
+    assert by.get("ok", 0) > 0
+    assert by.get("closed", 0) > 0  # the killed servers' calls failed for real
+    assert "live:fetch:fetch" in result["never_ok_tools"]
+    md = (out / "eval" / "live.md").read_text()
+    assert "Post-Fail SR" in md and "What this does not show" in md
+    rows = (out / "live" / "calls.jsonl").read_text().splitlines()
+    assert len(rows) == result["calls"]["n"]
+    return result
+
+
+def test_short_live_run(tmp_path: Path) -> None:
+    from live.report import include_if_present
+    from rated.evaluation.pipeline import _live_section
+
+    run_live(tmp_path, LiveConfig(steps=60, n_bootstrap=200))
+    result = _check(tmp_path, 60)
+    assert {s["name"]: s["processes_started"] for s in result["servers"]}["memory"] == 2  # restarted once
+    # the hook eval/report.md and the dataset card use
+    assert include_if_present(tmp_path).startswith("## Live runtime")
+    assert "Post-Fail SR" in _live_section(tmp_path)
+    assert include_if_present(tmp_path / "nowhere") == ""
+
+
+@pytest.mark.slow
+def test_issue_run_1000_steps(tmp_path: Path) -> None:
+    run_live(tmp_path, LiveConfig(steps=1000))
+    result = _check(tmp_path, 1000)
+    assert result["calls"]["by_outcome"].get("timeout", 0) > 0  # the SIGSTOPped server's calls hung
+    assert result["calls"]["by_outcome"].get("tool_error", 0) > 0  # bad arguments
