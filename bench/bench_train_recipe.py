@@ -295,6 +295,10 @@ def main() -> None:
                 max_steps=100_000,
                 seed=args.train_seed,
                 freeze_tool_tower=query_only,
+                # this bench compares recipes on the pairs train in both splits (its held-out sets assume
+                # it); issue #54's selection (syn_rows="tool_train" + MCP prompts) is measured by the stage
+                syn_rows="both_train",
+                mcp_server_share=0.0,
                 **towers,
             )
             if args.folds:

@@ -76,7 +76,8 @@ def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
     ``syn_tool`` is Syn with its ``split_tool`` column as the split (empty when Syn predates it); ``mcp``
     is ``real/mcp_prompts.parquet`` exploded to one row per labelled tool, every prompt in ``test``
     (empty when the Real stage wrote no prompt set); ``mcp_server`` is ``real/mcp_server_prompts.parquet``
-    the same way.
+    the same way. Both leave out the prompts of the servers the encoder trained on
+    (``trained_mcp_servers``).
     """
     if dataset == "syn":
         return pl.read_parquet(art.require(art.syn_positives, "syn")).select(
@@ -91,12 +92,29 @@ def pairs_frame(art: ArtifactDir, dataset: Dataset) -> pl.DataFrame:
         path = getattr(art, _MCP_FILES[dataset])
         if not path.exists():
             return pl.DataFrame(schema=PAIRS_SCHEMA)
-        return prompt_pairs(pl.read_parquet(path)).with_columns(pl.lit("test").alias("split"))
+        prompts = pl.read_parquet(path)
+        trained = trained_mcp_servers(art)
+        if trained and "server" in prompts.columns:  # held out: the prompts of servers the encoder trained on
+            prompts = prompts.filter(~pl.col("server").is_in(sorted(trained)))
+        return prompt_pairs(prompts).with_columns(pl.lit("test").alias("split"))
     if dataset == "real":
         return pl.read_parquet(art.require(art.real_pairs, "real")).select(
             "query_id", "query", "tool_id", "split"
         )
     raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
+
+
+def trained_mcp_servers(art: ArtifactDir) -> set[str]:
+    """The MCP servers whose authors' prompts trained the encoder (``model/training_config.json``,
+    ``training_data.mcp_servers``; empty for a model trained on Syn only): the MCP streams leave their
+    prompts out, so every method is measured on prompts the fine-tuned encoder never saw."""
+    import json
+
+    path = art.model / "training_config.json"
+    if not path.exists():
+        return set()
+    data = json.loads(path.read_text()).get("training_data") or {}
+    return set(data.get("mcp_servers") or [])
 
 
 def prompt_pairs(prompts: pl.DataFrame) -> pl.DataFrame:

@@ -103,6 +103,54 @@ def naming_test_line(by: dict[str, Any]) -> str:
     return ("**Fine-tuned encoder vs its backbone**: " + "; ".join(cells) + ".") if cells else ""
 
 
+def encoder_gain_table(tests: dict[str, dict[str, Any]], trained_servers: int | None = None) -> str:
+    """The fine-tuned encoder against its backbone on every Table 1 pool: MRR of each, the mean paired
+    difference of reciprocal ranks with its seeded bootstrap 95 % CI, and the sample it rests on."""
+    order = [s for s in DATASET_ORDER if s in tests] + sorted(set(tests) - set(DATASET_ORDER))
+    body = []
+    for name in order:
+        t = tests[name]
+        small = " (SMOKE TEST)" if t["queries"] < SMOKE_QUERIES else ""
+        body.append(
+            [
+                name,
+                f"{t['queries']} q / {t['true_tools']} tools{small}",
+                fmt(t["mrr_backbone"]),
+                fmt(t["mrr_fine_tuned"]),
+                f"{t['mean_diff']:+.4f}",
+                f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]",
+                f"{t['p_randomization']:.3g}",
+                "beats" if t["ci_low"] > 0 else "loses" if t["ci_high"] < 0 else "not distinguishable",
+            ]
+        )
+    table = format_table(
+        [
+            "Pool",
+            "sample",
+            "backbone MRR",
+            "fine-tuned MRR",
+            "mean ΔRR",
+            "paired 95% CI",
+            "randomization p",
+            "verdict",
+        ],
+        body,
+    )
+    first = next(iter(tests.values()), {})
+    servers = (
+        f" The MCP pools leave out the prompts of the {trained_servers} servers whose prompts trained the "
+        "encoder."
+        if trained_servers
+        else ""
+    )
+    return (
+        "Per-query reciprocal rank (MRR@100), fine-tuned (`RATED Full (encoder only)`) minus backbone "
+        "(`RATED w/o Contrastive (encoder only)`), paired by query; CI: percentile bootstrap over queries "
+        f"({first.get('n_resamples', '?')} resamples, seed {first.get('seed', '?')}). `syn_tool` is the "
+        f"held-out test of unseen tools; `syn`'s test tools were trained on.{servers}\n\n" + table
+    )
+
+
 def significance_lines(sig: dict[str, dict[str, Any]]) -> str:
     lines = []
     for split, t in sig.items():
@@ -412,6 +460,16 @@ def render_markdown(report: dict[str, Any]) -> str:
         for split, why in report.get("data", {}).get("skipped", {}).items():
             parts += [f"- {split} ({DATASET_LABELS.get(split, split)}): not evaluated: {why}."]
         parts.append("")
+        if off.get("fine_tuned_vs_backbone"):
+            parts += [
+                "### The fine-tuned encoder vs its backbone (paired, Table 1's pools)",
+                "",
+                encoder_gain_table(
+                    off["fine_tuned_vs_backbone"],
+                    report.get("fine_tuning", {}).get("mcp_servers_trained_on"),
+                ),
+                "",
+            ]
         if off.get("significance"):
             parts += [
                 "Paired significance (per-query reciprocal rank):",
