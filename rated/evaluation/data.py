@@ -29,7 +29,7 @@ DATASETS: tuple[str, ...] = ("syn", "syn_tool", "real", "mcp", "mcp_server")
 DATASET_LABELS = {
     "syn": "EcoAgent-Syn, query split (the paper's: test tools were seen in training)",
     "syn_tool": "EcoAgent-Syn, tool-disjoint split (test tools unseen in training)",
-    "real": "EcoAgent-Real (ToolBench queries)",
+    "real": "EcoAgent-Real (ToolBench queries and n8n templates)",
     "mcp": "MCP example prompts (server authors' requests; test only)",
     "mcp_server": "MCP example prompts, server-level labels (any record of the author's server; test only)",
 }

@@ -21,6 +21,7 @@ def test_info_records_model_and_gguf_hash(embedded_llm: EmbeddedLLM) -> None:
     assert info["model_file_sha256"] == file_sha256(gguf)
 
 
+@pytest.mark.slow  # ~1 CPU-min each on the transformers fallback backend (llama.cpp is the default)
 def test_same_seed_same_output_and_independent_of_batch(embedded_llm: EmbeddedLLM) -> None:
     three = embedded_llm.generate([ASK, ASK, ASK], PARAMS)
     again = embedded_llm.generate([ASK, ASK, ASK], PARAMS)
@@ -62,6 +63,7 @@ def test_assistant_prefix_is_continued(embedded_llm: EmbeddedLLM) -> None:
     assert out[0] and not out[0].startswith("Will it rain")
 
 
+@pytest.mark.slow  # ~1 CPU-min each on the transformers fallback backend (llama.cpp is the default)
 def test_shared_prefix_batch_samples_what_each_prompt_alone_samples(embedded_llm: EmbeddedLLM) -> None:
     """A tool's Syn samples share ~350 tokens; encoding them once must not change a single token."""
     from ecoagent.llm.embedded import MIN_SHARED_PREFIX, _shared_prefix
