@@ -501,8 +501,9 @@ def _why_not(comparison: dict[str, Any], record: dict[str, Any]) -> str | None:
         )
     if "real_test" in lost:
         reasons.append(
-            "Real queries (ToolBench users) differ in style from Syn's LLM-written ones, and Real's labels "
-            "were recalled by the pretrained encoders (see the construction-advantage line of Table 1)"
+            "Real's requests (n8n workflow write-ups, most of its test split, and ToolBench users' queries) "
+            "differ in style and length from Syn's short LLM-written ones, and its ToolBench labels were "
+            "recalled by the pretrained encoders (see the construction-advantage line of Table 1)"
         )
     if "mcp_server_prompts" in lost:
         reasons.append(
