@@ -49,6 +49,7 @@ def tool_table(
     packages: Mapping[str, str],
     keep: set[str] | None = None,
     encoder: str | None = None,
+    needs_auth: set[str] | None = None,
 ) -> pl.DataFrame:
     """The tool table of every listed tool (only ``keep`` ids when given), prior included.
 
@@ -57,6 +58,7 @@ def tool_table(
         packages: server name -> the pinned package it runs (provenance).
         keep: tool ids to keep (the ones with query templates); None keeps all.
         encoder: the sentence encoder of the prior's consistency (default: the packaged MiniLM).
+        needs_auth: servers that need a credential (``requires_auth``; configured when the run starts).
     """
     from crawlers.prior import PriorWeights, doc_quality, metadata_prior
     from ecoagent.config import MINILM
@@ -84,7 +86,7 @@ def tool_table(
         rows.append(
             r.to_row()
             | {
-                "requires_auth": False,
+                "requires_auth": r.server in (needs_auth or set()),
                 "auth_configured": True,
                 "link_status": "unchecked",
                 "injection_flag": False,

@@ -13,7 +13,7 @@ def register(subparsers: Any) -> None:
         help="RATED over real MCP servers (stdio, induced failures) -> DIR/eval/live.md",
         description=(
             "Start the pinned MCP servers (scripts/setup.sh --live installs them), stream queries whose true "
-            "tool is a live tool, kill / stop / break servers on a schedule, and report Post-Fail SR, FSR, "
+            "tool is a live tool, kill / stop / break servers and their HTTP upstream on a schedule, and report Post-Fail SR, FSR, "
             "Adaptation Steps and per-call latency. Every server is stopped at the end."
         ),
     )
@@ -26,7 +26,11 @@ def register(subparsers: Any) -> None:
         "--call-timeout", type=float, default=2.0, help="seconds before a call counts as failed"
     )
     parser.add_argument("--faults", default=None, help="a JSON fault schedule (default: the built-in one)")
-    parser.add_argument("--no-fetch", action="store_true", help="leave mcp-server-fetch out")
+    parser.add_argument(
+        "--no-fetch",
+        action="store_true",
+        help="leave mcp-server-fetch (both processes) and its loopback HTTP stub out",
+    )
     parser.set_defaults(func=_run)
 
 

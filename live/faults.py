@@ -2,8 +2,9 @@
 
 The simulator marks a tool unavailable with a flag; here nothing is marked. At a scheduled step the
 harness does something to a real server (SIGKILL its process, SIGSTOP it so calls hang into the
-timeout, start sending arguments its schema rejects) and undoes it later (restart, SIGCONT, good
-arguments again). Whether a call failed is then only what the call itself returned. A schedule is data
+timeout, start sending arguments its schema rejects, restart it without the credential it needs) or to
+the HTTP upstream behind fetch (the loopback stub answers 429 or 503), and undoes it later (restart,
+SIGCONT, good arguments, the credential, 200s again). Whether a call failed is then only what the call itself returned. A schedule is data
 (``FaultEvent`` rows, JSON-loadable) so a run states exactly what it did; the default one is scaled to
 the run's length, with the onset at 30 % of the steps (the simulation's is at 20 %, 2,000 of 10,000; a
 1,000-step run needs more pre-failure steps for the Adaptation Steps peak).
@@ -17,15 +18,43 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-Action = Literal["kill", "restart", "pause", "resume", "bad_args", "good_args"]
-ACTIONS: tuple[str, ...] = ("kill", "restart", "pause", "resume", "bad_args", "good_args")
+Action = Literal[
+    "kill",
+    "restart",
+    "pause",
+    "resume",
+    "bad_args",
+    "good_args",
+    "http_429",
+    "http_503",
+    "http_ok",
+    "restart_no_credential",
+]
+ACTIONS: tuple[str, ...] = (
+    "kill",
+    "restart",
+    "pause",
+    "resume",
+    "bad_args",
+    "good_args",
+    "http_429",
+    "http_503",
+    "http_ok",
+    "restart_no_credential",
+)
+# actions on the loopback HTTP stub: they hit every server that reads from it, not only ``server``
+HTTP_ACTIONS = {"http_429": 429, "http_503": 503}
 WHAT = {
     "kill": "SIGKILL of the server process (calls then fail: connection closed)",
-    "restart": "a new server process and session (recovery after a kill)",
+    "restart": "a new server process and session, with its credential (recovery after a kill or a lost credential)",
     "pause": "SIGSTOP of the server process (calls hang until the timeout)",
     "resume": "SIGCONT (recovery after a pause)",
     "bad_args": "arguments the tool's schema rejects (the server answers with an error)",
     "good_args": "valid arguments again",
+    "http_429": "the loopback HTTP stub answers every document with 429 and Retry-After (fetch: an isError result)",
+    "http_503": "the loopback HTTP stub answers every document with 503 and Retry-After",
+    "http_ok": "the loopback HTTP stub serves its documents again (recovery after a 429 / 503)",
+    "restart_no_credential": "a new server process started without its credential (the proxy then answers 407)",
 }
 
 
@@ -77,8 +106,8 @@ class FaultSchedule:
         return cls(tuple(_event(r) for r in rows))
 
     @classmethod
-    def default(cls, steps: int) -> FaultSchedule:
-        """The schedule of ``ecoagent live``: five faults at 30 % of the steps, two recoveries.
+    def default(cls, steps: int, servers: Iterable[str] | None = None) -> FaultSchedule:
+        """The schedule of ``ecoagent live``: seven faults from 30 % of the steps, four recoveries.
 
         - filesystem (13 tools): SIGKILL at 30 %, never restarted; its replica filesystem-b stays up, so
           every filesystem query keeps a working substitute;
@@ -86,7 +115,13 @@ class FaultSchedule:
         - time (2 tools): SIGSTOP at 30 %, SIGCONT at 50 % (a hang: each call waits out the timeout;
           the replica time-b stays up);
         - sequential-thinking (1 tool): SIGKILL at 30 %, never restarted (a permanent outage, no substitute);
-        - git_log and git_diff: bad arguments from 30 % to the end (the server is up, the calls fail).
+        - git_log and git_diff: bad arguments from 30 % to the end (the server is up, the calls fail);
+        - the HTTP stub behind fetch and fetch-b: 429 from 30 %, 503 from 40 %, 200 again at 50 % (a rate
+          limit, then an outage upstream; both fetch processes read from it, so no substitute);
+        - fetch-b (1 tool): restarted without its proxy credential at 30 %, with it at 70 % (from 50 % to
+          70 % fetch is a working substitute).
+
+        ``servers``: the servers the run has; events on others are left out (``--no-fetch``, no replicas).
         """
         if steps < 10:
             raise ValueError(f"a live run needs at least 10 steps for its schedule, got {steps}")
@@ -100,8 +135,20 @@ class FaultSchedule:
                 FaultEvent(mid, "resume", "time"),
                 FaultEvent(onset, "kill", "sequential-thinking"),
                 FaultEvent(onset, "bad_args", "git", ("git_log", "git_diff")),
+                FaultEvent(onset, "http_429", "fetch"),
+                FaultEvent(round(0.4 * steps), "http_503", "fetch"),
+                FaultEvent(mid, "http_ok", "fetch"),
+                FaultEvent(onset, "restart_no_credential", "fetch-b"),
+                FaultEvent(late, "restart", "fetch-b"),
             )
-        )
+        ).only(servers)
+
+    def only(self, servers: Iterable[str] | None) -> FaultSchedule:
+        """The events on ``servers`` (all of them when None)."""
+        if servers is None:
+            return self
+        keep = set(servers)
+        return FaultSchedule(tuple(e for e in self.events if e.server in keep))
 
 
 def _event(row: dict[str, object]) -> FaultEvent:

@@ -49,6 +49,7 @@ def section(r: dict[str, Any], level: int = 2) -> str:
         f"({', '.join(r['never_ok_tools']) or 'none'}). The true tool's call failed on {calls['steps_true_tool_failed']} "
         f"of {steps} steps. Wall time {r['timings']['total_s']:.0f} s.",
         "",
+        *_http_lines(r),
         f"{h} Results (steps {onset}-{steps - 1} after the onset at step {onset}; 95 % CIs from a moving-block "
         f"bootstrap, blocks of {cfg['block']} steps)",
         "",
@@ -103,11 +104,12 @@ def section(r: dict[str, Any], level: int = 2) -> str:
         "",
         f"{h} Servers",
         "",
-        "| server | package | tools listed | in the stream | processes | note |",
-        "|---|---|---|---|---|---|",
+        "| server | package | tools listed | in the stream | processes | of them without credential | note |",
+        "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {s['name']} | {s['package']} | {s['tools_listed']} | {s['tools_in_stream']} | {s['processes_started']} | {s['note']} |"
+        f"| {s['name']} | {s['package']} | {s['tools_listed']} | {s['tools_in_stream']} | {s['processes_started']} | "
+        f"{s.get('started_without_credential', 0)} | {s['note']} |"
         for s in r["servers"]
     ]
     lines += [
@@ -120,9 +122,13 @@ def section(r: dict[str, Any], level: int = 2) -> str:
         "",
         "- One stream, one seed, one fault schedule on one machine: the CIs resample blocks of this run's steps, "
         "so they cover the query draw, not other fault timings, other servers or other machines.",
-        "- The failures are induced on a schedule (SIGKILL, SIGSTOP, schema-invalid arguments) plus one server "
-        "that cannot reach the network; they are real process and protocol failures, not failures observed in "
-        "the wild, and their rate is the schedule's, not a measured one.",
+        "- The failures are induced on a schedule (SIGKILL, SIGSTOP, schema-invalid arguments, 429 / 503 from "
+        "a loopback HTTP stub, a restart without the proxy credential); they are real process, protocol and "
+        "HTTP failures, not failures observed in the wild, and their rate is the schedule's, not a measured one.",
+        "- The HTTP upstream is the harness's own stub on 127.0.0.1, not a web server: fetch's calls are real "
+        "HTTP requests, but no latency, size or content of the internet is in them; fetch does not honour "
+        "Retry-After, so a 429 is one failed call, not a backoff. The credential is the only one an installed "
+        "server takes (a proxy's, in HTTP_PROXY); no server here needs an API key.",
         "- Arguments come from checked-in templates, not from an agent: a call that works says the tool "
         "executed, not that its answer served the query. SR counts the template's true tool only.",
         f"- The catalog is {r['n_tools']} tools, three orders of magnitude smaller than the benchmark's; "
@@ -136,6 +142,20 @@ def section(r: dict[str, Any], level: int = 2) -> str:
         "a timed-out call costs the full timeout.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _http_lines(r: dict[str, Any]) -> list[str]:
+    """What the loopback HTTP stub answered (live.json from before the stub has no ``http_stub``)."""
+    stub = r.get("http_stub")
+    if not stub:
+        return []
+    answered = ", ".join(f"{k}: {v}" for k, v in stub["responses"].items()) or "nothing"
+    return [
+        f"**HTTP upstream**: fetch and fetch-b read from a loopback HTTP stub in the harness ({stub['address']}; "
+        f"fetch-b through its authenticating proxy); it answered {answered} (role and status; two requests per "
+        f"fetch call, robots.txt and the page); closed at the end: {'yes' if stub['closed'] else 'NO'}.",
+        "",
+    ]
 
 
 def write_report(result: dict[str, Any], path: Path) -> None:

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from live.catalog import tool_id
-from live.faults import FaultSchedule
-from live.servers import CallResult, ServerPool, live_servers, missing_installs
+from live.faults import HTTP_ACTIONS, FaultSchedule
+from live.httpstub import HttpStub
+from live.servers import CallResult, ServerPool, ServerSpec, live_servers, missing_installs
 from live.stream import Sandbox, ToolTemplate, load_templates, pools, render, with_replicas
 from rated.evaluation.metrics import (
     AdaptationSteps,
@@ -57,8 +58,8 @@ class LiveConfig:
         batch: the ToolRL-like baseline's batch (the simulation's 500 is half a live run).
         moving_window, theta: Adaptation Steps' window and threshold.
         n_bootstrap, block: resamples and block length (steps) of the CIs.
-        fetch: include mcp-server-fetch (every call fails: no network here).
-        replicas: add the second filesystem and time processes (substitute tools).
+        fetch: include mcp-server-fetch, reading from the loopback HTTP stub the run starts.
+        replicas: add the second filesystem, time and fetch processes (substitute tools).
         faults: a JSON fault schedule (default: ``FaultSchedule.default(steps)``).
     """
 
@@ -174,10 +175,16 @@ class _Record:
 
 
 class LiveWorld:
-    """The real side of a step: fault events on processes, and one real call per (step, tool)."""
+    """The real side of a step: fault events on processes and the HTTP stub, one real call per (step, tool)."""
 
-    def __init__(self, pool: ServerPool, sandbox: Sandbox, templates: dict[int, ToolTemplate]) -> None:
-        self.pool, self.sandbox, self.templates = pool, sandbox, templates
+    def __init__(
+        self,
+        pool: ServerPool,
+        sandbox: Sandbox,
+        templates: dict[int, ToolTemplate],
+        stub: HttpStub | None = None,
+    ) -> None:
+        self.pool, self.sandbox, self.templates, self.stub = pool, sandbox, templates, stub
         self.bad: set[str] = set()
         self.calls: list[dict[str, Any]] = []
         self._n = 0
@@ -197,6 +204,15 @@ class LiveWorld:
             self.bad |= {tool_id(event.server, t) for t in event.tools}
         elif event.action == "good_args":
             self.bad -= {tool_id(event.server, t) for t in event.tools}
+        elif event.action == "restart_no_credential":
+            self.pool.restart(event.server, credential=False)
+        elif event.action in (*HTTP_ACTIONS, "http_ok"):
+            if self.stub is None:
+                raise RuntimeError(f"{event.action} at step {event.step}: this run has no HTTP stub")
+            if event.action == "http_ok":
+                self.stub.recover()
+            else:
+                self.stub.fail(HTTP_ACTIONS[event.action])
 
     def call(self, step: int, tool: int) -> CallResult:
         """The outcome of ``tool`` at ``step``: called for real the first time in the step, then reused."""
@@ -343,6 +359,21 @@ def metrics(
     return out
 
 
+def faulted_tools(schedule: FaultSchedule, specs: list[ServerSpec], usable: list[ToolTemplate]) -> set[str]:
+    """The tool ids a schedule's faults hit: a server's every tool, the named ones (bad arguments), and
+    for an HTTP fault every tool of every server that reads from the stub."""
+    http = {s.name for s in specs if s.calls_http}
+    out: set[str] = set()
+    for e in schedule.events:
+        if e.action in ("kill", "pause", "restart_no_credential"):
+            out |= {t.tool_id for t in usable if t.server == e.server}
+        elif e.action == "bad_args":
+            out |= {tool_id(e.server, x) for x in e.tools}
+        elif e.action in HTTP_ACTIONS:
+            out |= {t.tool_id for t in usable if t.server in http}
+    return out
+
+
 def step_groups(stream: Stream, broken: set[int]) -> dict[str, np.ndarray]:
     """Steps by what a failure leaves their query: a working substitute, nothing, or no failure at all."""
     rel = stream.relevant_per_step()
@@ -387,14 +418,25 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
     out = Path(out)
     (out / "eval").mkdir(parents=True, exist_ok=True)
     (out / "live").mkdir(parents=True, exist_ok=True)
-    schedule = (
-        FaultSchedule.from_json(Path(config.faults)) if config.faults else FaultSchedule.default(config.steps)
-    )
     t_start = time.perf_counter()
     sandbox = Sandbox()
+    stub = HttpStub() if config.fetch else None
+    if stub is not None:
+        sandbox.http = stub.base_url
     specs = live_servers(
-        sandbox.root, sandbox.repo, sandbox.memory, fetch=config.fetch, replicas=config.replicas
+        sandbox.root, sandbox.repo, sandbox.memory, fetch=config.fetch, replicas=config.replicas, stub=stub
     )
+    names_run = [s.name for s in specs]
+    if config.faults:
+        schedule = FaultSchedule.from_json(Path(config.faults))
+        unknown = sorted(schedule.servers() - set(names_run))
+    else:
+        schedule, unknown = FaultSchedule.default(config.steps, names_run), []
+    if unknown:
+        sandbox.cleanup()
+        if stub is not None:
+            stub.close()
+        raise ValueError(f"the fault schedule names servers this run does not start: {unknown}")
     pool = ServerPool(specs, out / "live" / "logs", call_timeout=config.call_timeout)
     timings: dict[str, float] = {}
     restore = _stop_on_sigterm()
@@ -408,7 +450,11 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
         names = {(s, t.name) for s, tools in listed.items() for t in tools}
         usable = [t for t in templates if (t.server, t.tool) in names]
         table = tool_table(
-            listed, {s.name: s.package for s in specs}, {t.tool_id for t in usable}, config.encoder
+            listed,
+            {s.name: s.package for s in specs},
+            {t.tool_id for t in usable},
+            config.encoder,
+            needs_auth={s.name for s in specs if s.without_credential},
         )
         table.write_parquet(out / "live" / "tools.parquet")
         row = {tid: i for i, tid in enumerate(table["tool_id"].to_list())}
@@ -424,31 +470,29 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
         policies = build_policies(
             table, q_emb, t_emb, w_all[pick], [warm_pool.relevant[i] for i in pick], config
         )
-        world = LiveWorld(pool, sandbox, by_row)
+        world = LiveWorld(pool, sandbox, by_row, stub)
         t0 = time.perf_counter()
         traces, decide, oracle = run_stream(policies, stream, world, schedule)
         timings["stream_s"] = time.perf_counter() - t0
     finally:
         t0 = time.perf_counter()
         survivors = pool.close()
+        stub_closed = stub.close() if stub is not None else True
         timings["stop_servers_s"] = time.perf_counter() - t0
         sandbox.cleanup()
         restore()
     if survivors:
         raise RuntimeError(f"server processes {survivors} outlived the live run")
+    if not stub_closed:
+        raise RuntimeError("the loopback HTTP stub's thread or port outlived the live run")
     timings["total_s"] = time.perf_counter() - t_start
     with open(out / "live" / "calls.jsonl", "w") as f:
         for c in world.calls:
             f.write(json.dumps(c) + "\n")
     end = config.steps
-    recover = next((e.step for e in schedule.events if e.action in ("restart", "resume")), None)
+    recover = next((e.step for e in schedule.events if e.action in ("restart", "resume", "http_ok")), None)
     restart = next((e.step for e in schedule.events if e.action == "restart"), None)
-    faulted: set[str] = set()
-    for e in schedule.events:
-        if e.action in ("kill", "pause"):
-            faulted |= {t.tool_id for t in usable if t.server == e.server}
-        elif e.action == "bad_args":
-            faulted |= {tool_id(e.server, x) for x in e.tools}
+    faulted = faulted_tools(schedule, specs, usable)
     ok_tools = {c["tool_id"] for c in world.calls if c["outcome"] == "ok"}
     never_ok = sorted({c["tool_id"] for c in world.calls} - ok_tools)
     groups = step_groups(stream, {row[t] for t in faulted | set(never_ok)})
@@ -475,6 +519,8 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
                 "tools_in_stream": sum(t.server == s.name for t in usable),
                 "note": s.note,
                 "processes_started": pool.servers[s.name].starts,
+                "started_without_credential": pool.servers[s.name].starts_without_credential,
+                "calls_http": s.calls_http,
             }
             for s in specs
         ],
@@ -509,6 +555,14 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
         "methods": rows,
         "timings": timings,
         "orphans": survivors,
+        "http_stub": None
+        if stub is None
+        else {
+            "address": stub.base_url,
+            "responses": stub.responses(),
+            "closed": stub_closed,
+            "retry_after_s": stub.retry_after,
+        },
     }
     (out / "eval" / "live.json").write_text(json.dumps(result, indent=2, default=_json))
     write_report(result, out / "eval" / "live.md")

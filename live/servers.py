@@ -30,6 +30,8 @@ from typing import Any, Literal, TypeVar
 
 import psutil
 
+from live.httpstub import HttpStub
+
 MARKER = "ECOAGENT_LIVE_SERVER"
 ROOT = Path(__file__).resolve().parent.parent
 # the npm prefix scripts/setup.sh --live installs into; $ECOAGENT_LIVE_PREFIX for an install outside a clone
@@ -41,15 +43,21 @@ Outcome = Literal["ok", "tool_error", "protocol_error", "timeout", "closed", "do
 
 @dataclass(frozen=True)
 class ServerSpec:
-    """How to start one server: a command, its arguments and extra environment (no credentials)."""
+    """How to start one server: a command, its arguments and extra environment.
+
+    ``without_credential``: the environment overrides of the same server started without the credential
+    it needs (empty: it needs none); a fault restarts it so, a ``restart`` brings the credential back.
+    """
 
     name: str
     command: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     package: str = ""  # what it was installed as (npm or PyPI, pinned), for the report
-    note: str = ""  # what is special about it (fetch: no network here, so every call fails)
+    note: str = ""  # what is special about it (fetch-b: reaches the stub through its proxy)
     replica_of: str = ""  # a second process of another server's package: its tools are substitutes
+    without_credential: tuple[tuple[str, str], ...] = ()
+    calls_http: bool = False  # reads from the harness's loopback HTTP stub (its faults hit this server)
 
 
 @dataclass
@@ -75,6 +83,8 @@ class _Server:
     generation: int = 0
     paused: bool = False
     starts: int = 0
+    credential: bool = True  # the running process was started with its credential
+    starts_without_credential: int = 0
     errlog: Any = None
     procs: list[psutil.Process] = field(default_factory=list)
 
@@ -93,12 +103,15 @@ def node_server(
     )
 
 
-def python_server(name: str, module: str, version: str, *args: str, note: str = "") -> ServerSpec:
+def python_server(
+    name: str, module: str, version: str, *args: str, note: str = "", env: dict[str, str] | None = None
+) -> ServerSpec:
     """A server from this venv, run as ``python -m module`` so it is this interpreter's package."""
     return ServerSpec(
         name,
         sys.executable,
         ("-m", module, *args),
+        tuple((env or {}).items()),
         package=f"PyPI {module.replace('_', '-')}=={version}",
         note=note,
     )
@@ -156,6 +169,8 @@ class ServerPool:
 
         marker = self._marker(srv)
         env = dict(srv.spec.env) | {MARKER: marker}
+        if not srv.credential:
+            env |= dict(srv.spec.without_credential)
         params = StdioServerParameters(command=srv.spec.command, args=list(srv.spec.args), env=env)
         try:
             # no session-wide read timeout: a cold Python server takes longer to initialize than a call may
@@ -187,6 +202,7 @@ class ServerPool:
     async def _start(self, srv: _Server) -> None:
         srv.generation += 1
         srv.starts += 1
+        srv.starts_without_credential += not srv.credential
         srv.stop = asyncio.Event()
         ready: asyncio.Future[None] = self._loop.create_future()
         srv.task = asyncio.ensure_future(self._serve(srv, ready))
@@ -209,11 +225,17 @@ class ServerPool:
         srv.proc, srv.paused = None, False
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self, name: str | None = None) -> None:
-        """Start one server (or every one not running), waiting until it answers ``initialize``."""
+    def start(self, name: str | None = None, credential: bool = True) -> None:
+        """Start one server (or every one not running), waiting until it answers ``initialize``.
+
+        ``credential=False`` starts ``name`` with its ``without_credential`` environment instead.
+        """
+        if not credential and (name is None or not self.servers[name].spec.without_credential):
+            raise ValueError(f"server {name!r} has no credential to start without")
         for srv in [self.servers[name]] if name else list(self.servers.values()):
             if srv.task is not None:
                 continue
+            srv.credential = credential
             if srv.errlog is None:
                 srv.errlog = open(self.log_dir / f"{srv.spec.name}.stderr", "a")  # noqa: SIM115
             self._run(self._start(srv), self.start_timeout + 5)
@@ -222,10 +244,11 @@ class ServerPool:
         """Stop one server cleanly (the SDK closes stdin, then SIGTERM / SIGKILL its process group)."""
         self._run(self._stop(self.servers[name]), 30)
 
-    def restart(self, name: str) -> None:
-        """Recovery after a kill: drop the dead session, start a fresh process."""
+    def restart(self, name: str, credential: bool = True) -> None:
+        """Recovery after a kill: drop the dead session, start a fresh process (with its credential,
+        unless ``credential=False``: the fault of a redeploy that lost it)."""
         self.stop(name)
-        self.start(name)
+        self.start(name, credential)
 
     def kill(self, name: str) -> None:
         """SIGKILL the server's process, as a crash would; its session stays until ``restart``."""
@@ -384,16 +407,25 @@ NPM_PACKAGES = ("server-filesystem", "server-memory", "server-everything", "serv
 
 
 def live_servers(
-    root: Path, repo: Path, memory: Path, fetch: bool = True, replicas: bool = True
+    root: Path,
+    repo: Path,
+    memory: Path,
+    fetch: bool = True,
+    replicas: bool = True,
+    stub: HttpStub | None = None,
 ) -> list[ServerSpec]:
-    """The servers of the live run, every one over stdio, none with a credential.
+    """The servers of the live run, every one over stdio.
 
-    ``fetch`` needs the internet at call time; this machine has none, so it is the server whose every
-    call fails (a broken tool in the catalog from the first step), not a fault the harness schedules.
-    ``replicas`` adds a second process of filesystem and of time (same package, same sandbox): their
-    tools do what the first one's do, so a query has a working substitute when one process is down,
-    which is the case a reliability-aware retriever can win (with no substitute, no policy can succeed
-    while the true tool is down).
+    ``fetch`` reads from ``stub``, the harness's loopback HTTP server (no network here): the direct
+    one with ``NO_PROXY`` for loopback, so no proxy setting can route its requests elsewhere, and
+    ``--allow-private-ips`` (fetch refuses loopback by default). ``replicas`` adds a second process of
+    filesystem, of time and of fetch: their tools do what the first one's do, so a query has a working
+    substitute when one process is down, which is the case a reliability-aware retriever can win (with
+    no substitute, no policy can succeed while the true tool is down). fetch-b reaches the stub through
+    its authenticating proxy, with the credential in ``HTTP_PROXY`` (the only credential any installed
+    server takes); its ``without_credential`` environment is the same proxy URL without it.
+    The SDK gives a server only a few variables of ours (PATH, HOME, ...) plus what a spec sets, so
+    no proxy or key of the harness's environment leaks into any of them.
     """
     specs = [
         node_server("filesystem", "server-filesystem", NPM_VERSION, str(root)),
@@ -418,14 +450,40 @@ def live_servers(
             dataclasses.replace(tm, replica_of="time", note="a second process of time"),
         ]
     if fetch:
-        specs.append(
-            python_server(
-                "fetch",
+        if stub is None:
+            raise ValueError("fetch reads from the loopback HTTP stub: pass stub=HttpStub()")
+        loopback = "127.0.0.1,localhost"
+        direct = python_server(
+            "fetch",
+            "mcp_server_fetch",
+            PYPI_VERSIONS["mcp-server-fetch"],
+            "--allow-private-ips",
+            note=f"reads text documents from the harness's loopback HTTP stub ({stub.base_url})",
+            env={"NO_PROXY": loopback, "no_proxy": loopback},
+        )
+        specs.append(dataclasses.replace(direct, calls_http=True))
+        if replicas:
+
+            def proxy(credential: bool) -> dict[str, str]:
+                url = stub.proxy_url(credential)
+                return {"HTTP_PROXY": url, "http_proxy": url}
+
+            via = python_server(
+                "fetch-b",
                 "mcp_server_fetch",
                 PYPI_VERSIONS["mcp-server-fetch"],
-                note="needs the internet at call time; none here, so every call fails",
+                "--allow-private-ips",
+                note="a second process of fetch, through the stub's proxy; its credential is in HTTP_PROXY",
+                env=proxy(True),
             )
-        )
+            specs.append(
+                dataclasses.replace(
+                    via,
+                    replica_of="fetch",
+                    calls_http=True,
+                    without_credential=tuple(proxy(False).items()),
+                )
+            )
     return specs
 
 

@@ -80,7 +80,7 @@ def load_templates(path: Path = TEMPLATES) -> tuple[list[ToolTemplate], dict[str
 
 
 def render(value: Any, fill: Mapping[str, str]) -> Any:
-    """``value`` with every ``{root}`` / ``{repo}`` / ``{n}`` in its strings replaced (recursively)."""
+    """``value`` with every ``{root}`` / ``{repo}`` / ``{http}`` / ``{n}`` in its strings replaced (recursively)."""
     if isinstance(value, str):
         for key, sub in fill.items():
             value = value.replace("{" + key + "}", sub)
@@ -100,6 +100,7 @@ class Sandbox:
         self.root = self.base / "files"
         self.repo = self.base / "repo"
         self.memory = self.base / "memory.jsonl"
+        self.http = ""  # the loopback HTTP stub's base URL, once a run has started one
         self._make()
 
     def _make(self) -> None:
@@ -136,7 +137,7 @@ class Sandbox:
         self.memory.write_text("".join(json.dumps(x) + "\n" for x in graph))
 
     def fill(self, n: int) -> dict[str, str]:
-        return {"root": str(self.root), "repo": str(self.repo), "n": str(n)}
+        return {"root": str(self.root), "repo": str(self.repo), "http": self.http, "n": str(n)}
 
     def cleanup(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)

@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from live.faults import FaultEvent, FaultSchedule
-from live.run import block_bootstrap, step_groups
-from live.stream import load_templates, pools, render, with_replicas
+from live.faults import WHAT, FaultEvent, FaultSchedule
+from live.httpstub import HttpStub
+from live.run import block_bootstrap, faulted_tools, step_groups
+from live.stream import ToolTemplate, load_templates, pools, render, with_replicas
 from rated.evaluation.simulator import QueryPool, Stream
 
 
@@ -76,3 +77,100 @@ def test_block_bootstrap_brackets_the_mean() -> None:
     x = np.r_[np.ones(50), np.zeros(50)]
     lo, hi = block_bootstrap(x, np.mean, 500, 10, 0)
     assert lo < 0.5 < hi
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """A GET that ignores proxy settings of the test's environment (the stub is on loopback)."""
+    import urllib.error
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(urllib.request.Request(url, headers=headers or {}), timeout=5) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def _proxy_get(stub: HttpStub, target: str, auth: str | None) -> int:
+    """A forward-proxy request (absolute-form target) to the stub, as httpx sends one through a proxy."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", stub.port, timeout=5)
+    try:
+        conn.request("GET", target, headers={"Proxy-Authorization": auth} if auth else {})
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_http_stub_serves_fails_recovers_and_closes() -> None:
+    import socket
+    import threading
+
+    stub = HttpStub(retry_after=3)
+    try:
+        status, _, body = _get(stub.base_url + "/docs/page-1.txt")
+        assert status == 200 and b"page-1.txt" in body
+        assert _get(stub.base_url + "/robots.txt")[2] == b"User-agent: *\nAllow: /\n"
+        stub.fail(429)
+        status, headers, _ = _get(stub.base_url + "/docs/page-2.txt")
+        assert status == 429 and headers["Retry-After"] == "3"
+        assert _get(stub.base_url + "/robots.txt")[0] == 200  # never faulted: one cause per failed call
+        stub.fail(503)
+        assert _get(stub.base_url + "/docs/page-3.txt")[0] == 503
+        stub.recover()
+        assert _get(stub.base_url + "/docs/page-4.txt")[0] == 200
+        page = stub.base_url + "/docs/page-5.txt"
+        assert _proxy_get(stub, page, None) == 407
+        assert _proxy_get(stub, page, "Basic bGl2ZTp3cm9uZw==") == 407  # live:wrong
+        assert _proxy_get(stub, page, stub.proxy_authorization) == 200
+        assert _proxy_get(stub, "http://example.com/", stub.proxy_authorization) == 502  # forwards nowhere
+        assert stub.responses() == {
+            "origin 200": 4,
+            "origin 429": 1,
+            "origin 503": 1,
+            "proxy 200": 1,
+            "proxy 407": 2,
+            "proxy 502": 1,
+        }
+        with pytest.raises(ValueError, match="4xx or 5xx"):
+            stub.fail(200)
+    finally:
+        assert stub.close()
+    assert not [t for t in threading.enumerate() if t.name == "live-http-stub"]
+    with socket.socket() as s, pytest.raises(ConnectionRefusedError):
+        s.connect(("127.0.0.1", stub.port))
+
+
+def test_default_schedule_has_http_and_credential_faults_with_recovery() -> None:
+    s = FaultSchedule.default(1000)
+    by = {(e.action, e.server): e.step for e in s.events}
+    assert by[("http_429", "fetch")] == 300 and by[("http_503", "fetch")] == 400
+    assert by[("http_ok", "fetch")] == 500
+    assert by[("restart_no_credential", "fetch-b")] == 300 and by[("restart", "fetch-b")] == 700
+    assert all(e.action in WHAT for e in s.events)
+    without_fetch = FaultSchedule.default(
+        1000, ["filesystem", "memory", "time", "sequential-thinking", "git"]
+    )
+    assert not {e.server for e in without_fetch.events} & {"fetch", "fetch-b"}
+    assert without_fetch.onset == 300
+
+
+def test_http_faults_hit_every_tool_that_reads_the_stub() -> None:
+    from live.servers import ServerSpec
+
+    specs = [
+        ServerSpec("fetch", "x", calls_http=True),
+        ServerSpec("fetch-b", "x", calls_http=True),
+        ServerSpec("git", "x"),
+    ]
+    usable = [
+        ToolTemplate("fetch", "fetch", ("a", "b"), {}, {}),
+        ToolTemplate("fetch-b", "fetch", ("a", "b"), {}, {}),
+        ToolTemplate("git", "git_log", ("a", "b"), {}, {}),
+    ]
+    http = FaultSchedule((FaultEvent(3, "http_429", "fetch"),))
+    assert faulted_tools(http, specs, usable) == {"live:fetch:fetch", "live:fetch-b:fetch"}
+    cred = FaultSchedule((FaultEvent(3, "restart_no_credential", "fetch-b"),))
+    assert faulted_tools(cred, specs, usable) == {"live:fetch-b:fetch"}

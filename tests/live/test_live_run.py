@@ -24,7 +24,13 @@ def _check(out: Path, steps: int) -> dict:
     by = result["calls"]["by_outcome"]
     assert by.get("ok", 0) > 0
     assert by.get("closed", 0) > 0  # the killed servers' calls failed for real
-    assert "live:fetch:fetch" in result["never_ok_tools"]
+    stub = result["http_stub"]
+    assert stub["closed"] is True  # the loopback stub's thread and port are gone
+    servers = {s["name"]: s for s in result["servers"]}
+    assert servers["fetch-b"]["started_without_credential"] == 1
+    assert servers["fetch-b"]["processes_started"] == 3  # start, without credential, with it again
+    actions = {e["action"] for e in result["schedule"]}
+    assert {"http_429", "http_503", "http_ok", "restart_no_credential"} <= actions
     md = (out / "eval" / "live.md").read_text()
     assert "Post-Fail SR" in md and "What this does not show" in md
     rows = (out / "live" / "calls.jsonl").read_text().splitlines()
@@ -50,4 +56,10 @@ def test_issue_run_1000_steps(tmp_path: Path) -> None:
     run_live(tmp_path, LiveConfig(steps=1000))
     result = _check(tmp_path, 1000)
     assert result["calls"]["by_outcome"].get("timeout", 0) > 0  # the SIGSTOPped server's calls hung
-    assert result["calls"]["by_outcome"].get("tool_error", 0) > 0  # bad arguments
+    assert result["calls"]["by_outcome"].get("tool_error", 0) > 0  # bad arguments, HTTP statuses
+    answered = result["http_stub"]["responses"]
+    assert answered.get("origin 429", 0) + answered.get("proxy 429", 0) > 0
+    assert answered.get("origin 503", 0) + answered.get("proxy 503", 0) > 0
+    assert answered.get("proxy 407", 0) > 0  # fetch-b without its credential
+    assert answered.get("origin 200", 0) > 0 and answered.get("proxy 200", 0) > 0  # both read it when healthy
+    assert "live:fetch:fetch" not in result["never_ok_tools"]

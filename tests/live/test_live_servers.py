@@ -54,17 +54,30 @@ def test_sigstop_hangs_into_the_timeout_and_sigcont_recovers(pool: ServerPool) -
     assert pool.call("time", "get_current_time", args).ok
 
 
-def test_close_leaves_no_server_process(sandbox: Sandbox, tmp_path) -> None:
+def test_close_leaves_no_server_process_and_no_stub(sandbox: Sandbox, tmp_path) -> None:
+    import socket
+    import threading
+
+    from live.httpstub import HttpStub
     from live.servers import live_servers
 
+    stub = HttpStub()
     specs = [
-        s for s in live_servers(sandbox.root, sandbox.repo, sandbox.memory) if s.name in ("memory", "time")
+        s
+        for s in live_servers(sandbox.root, sandbox.repo, sandbox.memory, stub=stub)
+        if s.name in ("memory", "time", "fetch-b")
     ]
     pool = ServerPool(specs, tmp_path / "logs", call_timeout=0.5)
     pool.start()
     procs = pool.processes()
-    assert len(procs) == 2 and all(p.is_running() for p in procs)
+    assert len(procs) == 3 and all(p.is_running() for p in procs)
     pool.pause("time")  # a stopped process must not survive the shutdown either
+    pool.restart("fetch-b", credential=False)  # and neither the process it replaced
+    assert len(pool.processes()) == 4
     assert pool.close() == []
-    assert not [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not [p for p in pool.processes() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert server_children() == []
+    assert stub.close() and stub.closed()
+    assert not [t for t in threading.enumerate() if t.name == "live-http-stub"]
+    with socket.socket() as s:  # nothing listens on the stub's port any more
+        assert s.connect_ex(("127.0.0.1", stub.port)) != 0
