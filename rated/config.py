@@ -278,7 +278,7 @@ class TrainConfig:
             # Syn's unseen-tool val over seven builds; bench/bench_train_recipe.py). On a copy of the default
             # build: MCP prompts of held-out servers +0.059 [+0.035, +0.084], tool-disjoint Syn +0.020
             # [-0.003, +0.044] (not distinguishable); the stage took 5 min 54 s on 2 idle cores. Tool
-            # documents cut at 128 tokens. docs/rated.md "Training on the embedded profile".
+            # documents cut at 128 tokens. docs/rated.md "The embedded recipe".
             base.update(
                 batch_size=16,
                 learning_rate=5e-5,
