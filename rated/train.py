@@ -704,7 +704,7 @@ def run(out: Path, profile: Profile, force: bool = False, **options: Any) -> dic
     mcp_server = (
         pl.read_parquet(art.real_mcp_server_prompts) if art.real_mcp_server_prompts.exists() else None
     )
-    equivalents = _equivalents(tools, profile) if config.mcp_server_share > 0 else None
+    equivalents = equivalent_tool_ids(tools, profile) if config.mcp_server_share > 0 else None
     pairs, selection = training_selection(tools, positives, negatives, config, mcp_server, equivalents)
     triples = triples_from_pairs(tools, pairs, config.hard_negatives)
     backbone = DualEncoder.from_backbones(
@@ -840,7 +840,7 @@ def _trained_on(selection: dict[str, Any]) -> str:
     return text
 
 
-def _equivalents(tools: pl.DataFrame, profile: Profile) -> dict[str, set[str]]:
+def equivalent_tool_ids(tools: pl.DataFrame, profile: Profile) -> dict[str, set[str]]:
     """Syn's cross-platform equivalents by ``tool_id`` (``rated.evaluation.data.syn_equivalents``, the
     rule Table 1 extends Syn's true tools with)."""
     from rated.evaluation.data import Catalog, syn_equivalents
