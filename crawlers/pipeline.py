@@ -23,11 +23,11 @@ from crawlers.health import auth_configured, requires_auth
 from crawlers.injection import instruction_spans, looks_like_instruction
 from crawlers.prior import PriorWeights, consistency, doc_quality, metadata_prior
 from crawlers.record import ToolRecord, identifier_words
-from crawlers.redact import redact
 from crawlers.report import CrawlErrors, SourceFailed
 from crawlers.source import MirrorSource, Source
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.config import Profile, default_mirror
+from ecoagent.redact import redact
 from ecoagent.schemas import (
     AUTH_KINDS,
     CATALOG_STATUSES,

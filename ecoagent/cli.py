@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "review": "validators.cli:register_review",
     "train": "rated.cli:register_train",
     "evaluate": "rated.evaluation.cli:register",
-    "publish": "ecoagent.publish.cli:register",
+    "publish": "publish.cli:register",
     "build": "flows.cli:register",
     "live": "live.cli:register",  # real MCP servers (live/, docs/live.md)
 }

@@ -3,7 +3,7 @@
 - Stage loggers (``crawlers``, ``generators``, ``validators``, ``rated``, ``ecoagent``, ``flows``) log at
   INFO; chatty libraries are held at WARNING (``datasets``/``dill`` pickling traces, the
   sentence-transformers evaluator's per-call tables, HTTP request lines), unless ``--verbose``.
-- Every handler redacts credential values (``crawlers.redact.RedactingFilter``).
+- Every handler redacts credential values (``ecoagent.redact.RedactingFilter``).
 - Inside a Prefect run, ``route_to_prefect`` also sends the stage loggers to the run's log (the UI and
   ``prefect flow-run logs``): Prefect only forwards its own loggers, so without it a served deployment
   shows nothing between a stage's first and last line.
@@ -35,7 +35,7 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def _redact_handlers(handlers: list[logging.Handler]) -> None:
-    from crawlers.redact import RedactingFilter
+    from ecoagent.redact import RedactingFilter
 
     for handler in handlers:
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):

@@ -125,7 +125,7 @@ STAGES: dict[str, StageSpec] = {
         ),
         StageSpec(
             "publish",
-            "ecoagent.publish.pipeline:run",
+            "publish.pipeline:run",
             needs=("crawl", "syn", "real", "review-sample", "train", "evaluate"),
             reads=("tools.parquet", "crawl_report.json", "syn", "real", "review", "eval"),
             writes=("dataset",),

@@ -407,7 +407,7 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
     from ecoagent.embeddings import embed
     from ecoagent.schemas import tool_documents
     from live.catalog import tool_table
-    from live.report import write_report
+    from rated.evaluation.live_report import refresh_report, write_report
 
     config = config or LiveConfig()
     missing = missing_installs()
@@ -566,6 +566,7 @@ def run_live(out: Path, config: LiveConfig | None = None) -> dict[str, Any]:
     }
     (out / "eval" / "live.json").write_text(json.dumps(result, indent=2, default=_json))
     write_report(result, out / "eval" / "live.md")
+    refresh_report(out)  # a build's eval/report.md shows this run beside the simulated tables at once
     return result
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,90 @@ def check_hyperparameters(dim: int, alpha: float, gamma: float, lam: float) -> N
         raise ValueError(f"gamma must be in (0, 1], got {gamma}")
     if not (math.isfinite(lam) and lam > 0):
         raise ValueError(f"lam must be > 0, got {lam}")
+
+
+class ToolBandit(ABC):
+    """What every per-tool reliability module shares: settings, priors, a lock, and the interface RATED
+    calls (``scores``, ``fused``, ``update``, ``state_dict``). Only the chosen tool learns, counted
+    ``weight`` times; tools are indices into the catalog's priors; ``add_arms`` appends cold tools.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        prior: Sequence[float] | np.ndarray,
+        alpha: float = 0.1,
+        gamma: float = 0.95,
+        lam: float = 1.0,
+    ) -> None:
+        check_hyperparameters(dim, alpha, gamma, lam)
+        self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
+        self.prior = as_priors(prior)
+        self._lock = threading.Lock()
+        self._reset()
+
+    @abstractmethod
+    def _reset(self) -> None:
+        """Empty per-tool state for the current priors: every tool cold."""
+
+    @property
+    def n_arms(self) -> int:
+        return int(self.prior.size)
+
+    def settings(self) -> dict[str, Any]:
+        """The hyper-parameters a ``state_dict`` records beside the state."""
+        return {"dim": self.dim, "alpha": self.alpha, "gamma": self.gamma, "lam": self.lam}
+
+    def add_arms(self, prior: Sequence[float] | np.ndarray) -> None:
+        """Append tools (their priors); they start cold, with no state."""
+        added = as_priors(prior)
+        with self._lock:
+            self.prior = np.concatenate([self.prior, added])
+            self._grow(added.size)
+
+    def _grow(self, count: int) -> None:
+        """Make room for ``count`` more tools (called under the lock); nothing by default."""
+        del count  # a bandit that keeps state only for touched tools has nothing to grow
+
+    def _checked_arm(self, i: int, weight: float) -> int:
+        """``i`` as an int, after checking it names a tool and ``weight`` is a positive count."""
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"weight must be > 0, got {weight}")
+        i = int(i)
+        if not 0 <= i < self.prior.size:
+            raise IndexError(f"tool index {i} out of range (0..{self.prior.size - 1})")
+        return i
+
+    @property
+    @abstractmethod
+    def touched(self) -> list[int]:
+        """Tool indices that have state (received feedback), in order of first feedback."""
+
+    @abstractmethod
+    def scores(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Upper confidence scores of tools ``idx`` for the query embedding ``x`` (not clipped)."""
+
+    @abstractmethod
+    def fused(
+        self, idx: np.ndarray, sem: np.ndarray, x: np.ndarray, weights: Sequence[float]
+    ) -> tuple[np.ndarray, int]:
+        """Fused scores of the candidates (``rated.fusion``) and the best position."""
+
+    @abstractmethod
+    def update(self, i: int, x: np.ndarray, reward: float, weight: float = 1.0) -> None:
+        """Learn from tool ``i``'s reward for the query ``x``, counted ``weight`` times (tool ``i`` only)."""
+
+    @abstractmethod
+    def nbytes(self) -> int:
+        """Bytes held by per-tool state and priors."""
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and settings that ``load_state_dict`` restores (arms are tool indices)."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Replace all per-tool state by ``state`` (from ``state_dict``); priors are kept."""
 
 
 class _Slots:
@@ -87,7 +172,7 @@ class _Slots:
         return int(sum(a.nbytes for a in self.arrays.values()) + self.arms.nbytes + self.rowmap.nbytes)
 
 
-class DiscountedLinUCB:
+class DiscountedLinUCB(ToolBandit):
     r"""Discounted LinUCB with a diagonal design matrix, one per tool, cold-started from a prior.
 
     The context of a query embedding ``x`` (L2-normalized, dimension d) is ``x~ = (x, 1) / sqrt(2)``, of
@@ -137,19 +222,8 @@ class DiscountedLinUCB:
         True
     """
 
-    def __init__(
-        self,
-        dim: int,
-        prior: Sequence[float] | np.ndarray,
-        alpha: float = 0.1,
-        gamma: float = 0.95,
-        lam: float = 1.0,
-    ) -> None:
-        check_hyperparameters(dim, alpha, gamma, lam)
-        self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
-        self.prior = as_priors(prior)
+    def _reset(self) -> None:
         self._slots = self._empty_slots(self.prior.size)
-        self._lock = threading.Lock()
 
     def _empty_slots(self, n_arms: int) -> _Slots:
         # per touched tool: A and b (the state), and a cache row [theta | A^-1] read by the scoring kernel
@@ -160,20 +234,11 @@ class DiscountedLinUCB:
 
     # ------------------------------------------------------------------ arms
     @property
-    def n_arms(self) -> int:
-        return int(self.prior.size)
-
-    @property
     def touched(self) -> list[int]:
-        """Tool indices that have state (received feedback), in order of first feedback."""
         return self._slots.arms[: len(self._slots)].tolist()
 
-    def add_arms(self, prior: Sequence[float] | np.ndarray) -> None:
-        """Append tools (their priors); they start cold, with no state."""
-        added = as_priors(prior)
-        with self._lock:
-            self.prior = np.concatenate([self.prior, added])
-            self._slots.add_arms(added.size)
+    def _grow(self, count: int) -> None:
+        self._slots.add_arms(count)
 
     # --------------------------------------------------------------- context
     def _query(self, x: np.ndarray) -> np.ndarray:
@@ -245,11 +310,7 @@ class DiscountedLinUCB:
             reward: the observed reward (1 a call that worked; 0 or negative otherwise).
             weight: how many observations this one counts for, > 0.
         """
-        if not (math.isfinite(weight) and weight > 0):
-            raise ValueError(f"weight must be > 0, got {weight}")
-        i = int(i)
-        if not 0 <= i < self.prior.size:
-            raise IndexError(f"tool index {i} out of range (0..{self.prior.size - 1})")
+        i = self._checked_arm(i, weight)
         x = self._query(x)
         with self._lock:
             s = self._slots
@@ -286,7 +347,7 @@ class DiscountedLinUCB:
                 "arms": self._slots.arms[:n].copy(),
                 "A": self._slots["A"][:n].copy(),
                 "b": self._slots["b"][:n].copy(),
-                "settings": {"dim": self.dim, "alpha": self.alpha, "gamma": self.gamma, "lam": self.lam},
+                "settings": self.settings(),
             }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

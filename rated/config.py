@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from ecoagent.config import MINILM, Profile, Recipe
 from ecoagent.embeddings import BATCH_SIZE
+from rated.fusion import DEFAULT_WEIGHTS, coefficients, effective_weights, validate_weights
 
 Pooling = Literal["auto", "cls", "mean"]
 # which Syn rows train the encoder: "both_train" = train in both split columns (the paper's recipe, ~36 % of
@@ -22,7 +23,6 @@ Pooling = Literal["auto", "cls", "mean"]
 # queries (which Table 1's query-split rows are measured on)
 SynRows = Literal["both_train", "tool_train"]
 
-DEFAULT_WEIGHTS: tuple[float, float, float] = (0.75, 0.15, 0.10)
 # what the paper-exact row changes back: an error teaches 0 once, the bandit score is clipped to [0, 1]
 PAPER_EXACT: dict[str, Any] = {"error_reward": 0.0, "error_weight": 1.0, "bandit_floor": 0.0}
 
@@ -40,22 +40,6 @@ class Variant(StrEnum):
     NO_FEEDBACK = "no_feedback"
     GLOBAL_MAB = "global_mab"
     NO_CONTRASTIVE = "no_contrastive"
-
-
-def validate_weights(weights: tuple[float, float, float]) -> tuple[float, float, float]:
-    """Check fusion weights: three non-negative numbers that sum to 1 (to 1e-6).
-
-    Raises:
-        ValueError: the weights are not three, one is negative or not finite, or they do not sum to 1.
-    """
-    w = tuple(float(v) for v in weights)
-    if len(w) != 3:
-        raise ValueError(f"fusion needs three weights (semantic, bandit, prior), got {len(w)}")
-    if any(not math.isfinite(v) or v < 0 for v in w):
-        raise ValueError(f"fusion weights must be finite and >= 0, got {w}")
-    if abs(sum(w) - 1.0) > 1e-6:
-        raise ValueError(f"fusion weights must sum to 1, got {w} (sum {sum(w):.6g})")
-    return w  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -149,14 +133,10 @@ class RATEDConfig:
 
     def fusion_coefficients(self) -> tuple[float, float, float, float, float]:
         """``(c, a, w2, w3, lo)`` of the fused score ``c + a * cos + w2 * clip(ucb, lo, 1) + w3 * prior``."""
-        from rated.fusion import coefficients
-
         return coefficients(self.weights, self.semantic, self.bandit_floor)
 
     def effective_weights(self) -> tuple[float, float, float]:
         """The weights the ranking really applies to (cos, ucb, prior), normalized (``rated.fusion``)."""
-        from rated.fusion import effective_weights
-
         return effective_weights(self.weights, self.semantic)
 
     def replace(self, **changes: Any) -> RATEDConfig:

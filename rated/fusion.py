@@ -20,11 +20,27 @@ from typing import Literal
 
 import numpy as np
 
-from rated.config import DEFAULT_WEIGHTS, validate_weights
-
+# the paper's (w_sem, w_bandit, w_prior)
+DEFAULT_WEIGHTS: tuple[float, float, float] = (0.75, 0.15, 0.10)
 SemanticScale = Literal["cosine", "unit"]
 # (c, a, w2, w3, lo): S = c + a * cos + w2 * clip(ucb, lo, 1) + w3 * prior
 Coefficients = tuple[float, float, float, float, float]
+
+
+def validate_weights(weights: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Check fusion weights: three non-negative numbers that sum to 1 (to 1e-6).
+
+    Raises:
+        ValueError: the weights are not three, one is negative or not finite, or they do not sum to 1.
+    """
+    w = tuple(float(v) for v in weights)
+    if len(w) != 3:
+        raise ValueError(f"fusion needs three weights (semantic, bandit, prior), got {len(w)}")
+    if any(not math.isfinite(v) or v < 0 for v in w):
+        raise ValueError(f"fusion weights must be finite and >= 0, got {w}")
+    if abs(sum(w) - 1.0) > 1e-6:
+        raise ValueError(f"fusion weights must sum to 1, got {w} (sum {sum(w):.6g})")
+    return w  # type: ignore[return-value]
 
 
 def lower_clip(floor: float | None) -> float:

@@ -8,17 +8,16 @@ everything else equal: the same discount, regularizer, prior start and bonus wid
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from rated.bandit import as_priors, check_hyperparameters
+from rated.bandit import ToolBandit
 from rated.fusion import fuse_unchecked
 
 
-class GlobalMAB:
+class GlobalMAB(ToolBandit):
     r"""Discounted UCB per tool that ignores the query: a success mean with the prior as pseudo-evidence.
 
     Tool i keeps a discounted count ``n_i`` and discounted reward sum ``s_i``:
@@ -47,35 +46,15 @@ class GlobalMAB:
         0.8082
     """
 
-    def __init__(
-        self,
-        dim: int,
-        prior: Sequence[float] | np.ndarray,
-        alpha: float = 0.1,
-        gamma: float = 0.95,
-        lam: float = 1.0,
-    ) -> None:
-        check_hyperparameters(dim, alpha, gamma, lam)
-        self.dim, self.alpha, self.gamma, self.lam = dim, float(alpha), float(gamma), float(lam)
-        self.prior = as_priors(prior)
+    def _reset(self) -> None:
         self._of: dict[int, int] = {}
         self._arms: list[int] = []
         self._n = np.empty(0)
         self._s = np.empty(0)
-        self._lock = threading.Lock()
-
-    @property
-    def n_arms(self) -> int:
-        return int(self.prior.size)
 
     @property
     def touched(self) -> list[int]:
         return list(self._of)
-
-    def add_arms(self, prior: Sequence[float] | np.ndarray) -> None:
-        """Append tools (their priors); they start cold."""
-        with self._lock:
-            self.prior = np.concatenate([self.prior, as_priors(prior)])
 
     def scores(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
         """``s_i / n_i + alpha / sqrt(n_i)`` of tools ``idx``; ``x`` is ignored (context-free)."""
@@ -99,11 +78,7 @@ class GlobalMAB:
 
     def update(self, i: int, x: np.ndarray, reward: float, weight: float = 1.0) -> None:
         """Discounted update of tool ``i`` only, the reward counted ``weight`` times; ``x`` is ignored."""
-        if not (math.isfinite(weight) and weight > 0):
-            raise ValueError(f"weight must be > 0, got {weight}")
-        i = int(i)
-        if not 0 <= i < self.prior.size:
-            raise IndexError(f"tool index {i} out of range (0..{self.prior.size - 1})")
+        i = self._checked_arm(i, weight)
         with self._lock:
             row = self._of.get(i)
             if row is None:
@@ -136,7 +111,7 @@ class GlobalMAB:
                 "arms": np.asarray(self._arms, dtype=np.int64),
                 "n": self._n[:k].copy(),
                 "s": self._s[:k].copy(),
-                "settings": {"dim": self.dim, "alpha": self.alpha, "gamma": self.gamma, "lam": self.lam},
+                "settings": self.settings(),
             }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rated.bandit import DiscountedLinUCB, as_priors
+from rated.bandit import DiscountedLinUCB, ToolBandit, as_priors
 from rated.config import RATEDConfig, Variant
 from rated.global_mab import GlobalMAB
 from rated.index import ToolIndex
@@ -30,11 +30,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATE_FORMAT = "rated-state/1"
-Bandits = DiscountedLinUCB | GlobalMAB
 Query = str | np.ndarray
 
 
-def make_bandits(config: RATEDConfig, dim: int, prior: np.ndarray) -> Bandits:
+def make_bandits(config: RATEDConfig, dim: int, prior: np.ndarray) -> ToolBandit:
     """The reliability module of ``config.variant``: GlobalMAB for ``GLOBAL_MAB``, LinUCB otherwise."""
     cls = GlobalMAB if config.variant is Variant.GLOBAL_MAB else DiscountedLinUCB
     return cls(dim, prior, alpha=config.alpha, gamma=config.gamma, lam=config.lam)
@@ -106,7 +105,7 @@ class RATED:
         self.prior = as_priors(prior)
         if self.prior.size != len(index):
             raise ValueError(f"{self.prior.size} priors for {len(index)} indexed tools")
-        self.bandits: Bandits = make_bandits(self.config, index.dim, self.prior)
+        self.bandits: ToolBandit = make_bandits(self.config, index.dim, self.prior)
         self._weights = self.config.fusion_coefficients()
         self._learn = self.config.variant is not Variant.NO_FEEDBACK
         self._pending: dict[int, np.ndarray] = {}  # tool -> query embedding of the last select choosing it

@@ -68,3 +68,30 @@ def crawled_out(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path:
     out = tmp_path_factory.mktemp("crawled_out")
     run(out, get_profile("embedded"), mirror=mirror, environ={})
     return out
+
+
+# credential values of known shapes (and one of none) that a crawled page might paste into its prose
+PLANTED_SECRETS = {
+    "openai": "sk-proj-" + "Qw3rTy7Uio9PaSdF" * 2,
+    "github": "ghp_" + "Ab12Cd34Ef56Gh78Ij90" * 2,
+    "aws": "AKIA" + "IOSFODNN7EXAMPL3",
+    "stripe": "sk_live_" + "51HxYzAbCdEfGh1234",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV",
+    "assigned": "q8Zr2LmX0vTk5Nw1",  # no known shape: caught only as the value of API_KEY=
+    "bearer": "d7F2kLm9Qx4Rt8Vz3Bn6",
+    "url_password": "s3cr3tPassw0rd",
+}
+
+
+PLANTED_SECRETS_TEXT = (
+    f"use {PLANTED_SECRETS['openai']} or {PLANTED_SECRETS['github']} / {PLANTED_SECRETS['aws']} / {PLANTED_SECRETS['stripe']}; "
+    f"token {PLANTED_SECRETS['jwt']}; export MY_SERVICE_API_KEY={PLANTED_SECRETS['assigned']}; "
+    f"header Authorization: Bearer {PLANTED_SECRETS['bearer']}; "
+    f"db postgres://admin:{PLANTED_SECRETS['url_password']}@db.example.com/x"
+)
+
+
+@pytest.fixture
+def planted() -> tuple[dict[str, str], str]:
+    """``(secrets by kind, a text that pastes them all beside placeholders that hold none)``."""
+    return PLANTED_SECRETS, PLANTED_SECRETS_TEXT

@@ -15,7 +15,7 @@ is ``gmail``. Labels are service operations only: core nodes (Set, If, Code, HTT
 ``load_templates`` is tolerant like ``validators.toolbench.load_toolbench``: a file that is not UTF-8 or not
 JSON, a workflow without nodes, or a service node whose operation is not in the tool table becomes one
 ``file: problem`` line in ``ParsedTemplates.errors``; the rest is read. The text is data: it only becomes a
-query string, secrets are redacted (``crawlers.redact``) and instruction-like text drops the template.
+query string, secrets are redacted (``ecoagent.redact``) and instruction-like text drops the template.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Any
 from crawlers.files import decode_utf8
 from crawlers.injection import looks_like_instruction
 from crawlers.record import slugify
-from crawlers.redact import redact
 from crawlers.text import opening_description
+from ecoagent.redact import redact
 from generators.dedup import MinHashDeduper
 from validators.toolbench import normalize
 

@@ -86,7 +86,7 @@ BM25 = "bm25"  # the lexical retriever of the recall union (bm25s, as Table 1's 
 
 def retriever_name(retriever: str) -> str:
     """The name a recall retriever goes by in provenance columns and in Table 1 (``BM25``,
-    ``all-MiniLM-L6-v2``, ``all-mpnet-base-v2``: ``rated.evaluation.retrievers``' names)."""
+    ``all-MiniLM-L6-v2``, ``all-mpnet-base-v2``: ``ecoagent.retrievers``' names)."""
     return "BM25" if retriever.lower() == BM25 else retriever.split("/")[-1]
 
 
@@ -94,7 +94,7 @@ def score_matrix(retriever: str, queries: Sequence[str], documents: Sequence[str
     """Scores of every document for every query, ``[n_queries, n_documents]``: BM25 scores for ``bm25``
     (Table 1's own BM25), cosines of L2-normalized embeddings for an encoder name (cached)."""
     if retriever.lower() == BM25:
-        from rated.evaluation.retrievers import BM25Retriever
+        from ecoagent.retrievers import BM25Retriever
 
         return BM25Retriever().fit(documents).scores(queries).astype(np.float32)
     q = embed(retriever, queries)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
@@ -70,10 +70,14 @@ class LLMClient(ABC):
     def info(self) -> dict[str, Any]:
         """Provenance recorded with every output row: backend, model id, revision or file hash."""
 
-    @abstractmethod
     def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
-        """One completion per conversation, in order."""
+        """One completion per conversation, in order; conversation ``i`` is sampled with seed
+        ``params.seed + i`` (``generate_seeded``)."""
+        return self.generate_seeded(
+            conversations, params, [params.seed + i for i in range(len(conversations))]
+        )
 
+    @abstractmethod
     def generate_seeded(
         self,
         conversations: list[Conversation],
@@ -83,17 +87,10 @@ class LLMClient(ABC):
     ) -> list[str]:
         """One completion per conversation, conversation ``i`` sampled with ``seeds[i]``.
 
-        Unlike ``generate`` (which seeds by position), the output of a conversation does not depend on
-        what else is in the call, so resumed runs reproduce uninterrupted ones. Backends override this
-        to batch; the default runs one conversation at a time. ``stop_when`` (see ``StopWhen``) may end
-        an answer at a line once the caller has what it needs; only the llama.cpp backend honours it.
+        The output of a conversation does not depend on what else is in the call, so resumed runs
+        reproduce uninterrupted ones. ``stop_when`` (see ``StopWhen``) may end an answer at a line once
+        the caller has what it needs; only the llama.cpp backend honours it.
         """
-        if len(seeds) != len(conversations):
-            raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
-        out: list[str] = []
-        for conv, seed in zip(conversations, seeds, strict=True):
-            out.extend(self.generate([conv], replace(params, seed=seed)))
-        return out
 
     @abstractmethod
     def yes_probability(self, conversations: list[Conversation]) -> list[float]:

@@ -160,11 +160,6 @@ class EmbeddedLLM(LLMClient):
             out.append(text + prefill)
         return out
 
-    def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
-        """Complete each conversation; conversation ``i`` is sampled with seed ``params.seed + i``."""
-        seeds = [params.seed + i for i in range(len(conversations))]
-        return self.generate_prompts(self.template(conversations), params, seeds)
-
     def generate_seeded(
         self,
         conversations: list[Conversation],

@@ -301,12 +301,6 @@ class LlamaCppLLM(LLMClient):
         text = "".join(pieces)
         return text[:cut] if cut is not None else text, len(pieces)
 
-    def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
-        """Complete each conversation; conversation ``i`` is sampled with seed ``params.seed + i``."""
-        return self.generate_seeded(
-            conversations, params, [params.seed + i for i in range(len(conversations))]
-        )
-
     def generate_seeded(
         self,
         conversations: list[Conversation],

@@ -99,12 +99,6 @@ class OpenAILLM(LLMClient):
         )
         return response.choices[0].message.content or ""
 
-    def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
-        """Conversation ``i`` is sampled with seed ``params.seed + i`` (as the embedded backend does)."""
-        return self.generate_seeded(
-            conversations, params, [params.seed + i for i in range(len(conversations))]
-        )
-
     def generate_seeded(
         self,
         conversations: list[Conversation],

@@ -24,6 +24,7 @@ from ecoagent.config import Profile
 from ecoagent.embeddings import encode_backend, encode_dtype
 from ecoagent.parallel import fork_imap
 from ecoagent.progress import Progress
+from ecoagent.retrievers import BM25Retriever, DenseRetriever, TfidfRetriever
 from rated.evaluation import dynamic, offline, report
 from rated.evaluation.baselines import (
     BatchUpdate,
@@ -46,9 +47,9 @@ from rated.evaluation.data import (
     with_equivalents,
 )
 from rated.evaluation.failures import Scenario
+from rated.evaluation.live_report import with_live_section
 from rated.evaluation.metrics import PostFailSuccessRate
 from rated.evaluation.rated_policy import RatedPolicy
-from rated.evaluation.retrievers import BM25Retriever, DenseRetriever, TfidfRetriever
 from rated.evaluation.significance import compare
 from rated.evaluation.simulator import QueryPool, Stream
 
@@ -884,7 +885,7 @@ def run(
     result["timings_s"] = timings
 
     write_json(eval_dir / "report.json", result)
-    (eval_dir / "report.md").write_text(report.render_markdown(result) + _live_section(art.root))
+    (eval_dir / "report.md").write_text(with_live_section(report.render_markdown(result), art.root))
     stats = headline(result)
     art.mark_done("evaluate", fp, stats)
     return stats
@@ -932,16 +933,6 @@ SEEDS_CHANGE = (
     "flips and the cold-start tools; (3) the warm-up sample: which train queries make the labelled "
     "warm-up pairs (and the D-LinUCB projection). The test queries, the catalog and the models stay fixed."
 )
-
-
-def _live_section(out: Path) -> str:
-    """The live runtime's section (``ecoagent live``, docs/live.md) when DIR/eval/live.json is there, else ""."""
-    try:
-        from live.report import include_if_present
-    except ImportError:
-        return ""
-    text = include_if_present(out)
-    return "\n" + text if text else ""
 
 
 def _nothing_to_evaluate(art: ArtifactDir, config: dict[str, Any], fp: str, n_tools: int) -> dict[str, Any]:

@@ -233,6 +233,53 @@ def pool_line(queries: int, true_tools: int, failed: Sequence[int] | None = None
     return text
 
 
+def simulation_summary(report: dict[str, Any], level: int = 2) -> str:
+    """Table 2 in brief, for the dataset card: per test stream, each method's Post-Fail SR and FSR at
+    every permanent-outage ρ (means over seeds), under the sample line of each ρ. ``eval/report.md`` has
+    the full tables with CIs and Adaptation Steps; "" when the report holds no simulation."""
+    h = "#" * level
+    parts: list[str] = []
+    for dataset, block in report.get("simulation", {}).items():
+        scen = block["scenarios"]
+        paper = [n for n in scen if scen[n]["scenario"]["kind"] == "permanent"]
+        if not paper:
+            continue
+        parts += [f"{h}# {dataset} test stream", ""]
+        for n in paper:
+            sample = pool_line(
+                block["pool_size"],
+                block.get("n_true_tools_pool", block["n_true_tools"]),
+                scen[n].get("failed_tools"),
+            )
+            parts += [f"- {n}: {sample}"]
+        methods = scen[paper[0]]["methods"]
+        headers = ["Method"] + [f"{col} {n}" for n in paper for col in ("Post-Fail SR", "FSR")]
+        body = []
+        for method in methods:
+            row = [method]
+            for n in paper:
+                agg = scen[n]["aggregate"].get(method, {})
+                row += [
+                    fmt((agg.get("post_fail_sr") or {}).get("mean")),
+                    fmt((agg.get("fsr") or {}).get("mean")),
+                ]
+            body.append(row)
+        parts += ["", format_table(headers, body), ""]
+    if not parts:
+        return ""
+    steps = report.get("config", {}).get("simulation", {}).get("steps")
+    seeds = report.get("config", {}).get("seeds", [])
+    intro = (
+        f"{h} Reliability under simulated failures (Table 2)\n\n"
+        f"Simulated permanent outages of ρ of the stream's true tools"
+        f"{f', {steps:,} steps' if steps else ''}, means over {len(seeds)} seeds; every method sees only "
+        "whether its call executed, except RATED (task-success feedback). The failures are simulator flags: "
+        "the live runtime below (when present) has real ones. CIs, Adaptation Steps and the scenarios past the "
+        "paper: `eval/report.md`.\n"
+    )
+    return intro + "\n" + "\n".join(parts)
+
+
 def _order(scenarios: dict[str, dict[str, Any]], names: Sequence[str]) -> list[str]:
     """Methods in the run's order (kept in ``methods``; the JSON file itself sorts keys)."""
     if not names:

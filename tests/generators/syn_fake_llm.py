@@ -12,7 +12,7 @@ import signal
 from collections import Counter
 from typing import Any
 
-from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
+from ecoagent.llm.base import Conversation, LLMClient
 
 
 class ToolEchoLLM(LLMClient):
@@ -27,9 +27,9 @@ class ToolEchoLLM(LLMClient):
     def info(self) -> dict[str, Any]:
         return {"backend": "test", "model_id": self.model_id}
 
-    def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
+    def generate_seeded(self, conversations, params, seeds, stop_when=None):  # type: ignore[no-untyped-def]
         out = []
-        for conv in conversations:
+        for conv, seed in zip(conversations, seeds, strict=True):
             asked = next(m["content"] for m in reversed(conv) if m["role"] == "user")
             tool = next(w for w in asked.split() if w.startswith("id-"))
             self.asked[tool] += 1
@@ -38,7 +38,7 @@ class ToolEchoLLM(LLMClient):
                     os.kill(os.getpid(), signal.SIGKILL)
                 out.append("")
                 continue
-            out.append(f"please find the weather forecast for town number {params.seed} next week.")
+            out.append(f"please find the weather forecast for town number {seed} next week.")
         return out
 
     def yes_probability(self, conversations: list[Conversation]) -> list[float]:

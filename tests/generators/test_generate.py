@@ -70,7 +70,7 @@ class _Scripted(LLMClient):
     def info(self) -> dict[str, str]:
         return {"backend": "test", "model_id": self.model_id}
 
-    def generate(self, conversations, params):  # type: ignore[no-untyped-def]
+    def generate_seeded(self, conversations, params, seeds, stop_when=None):  # type: ignore[no-untyped-def]
         out = []
         for _ in conversations:
             out.append(self.answers[min(self.calls, len(self.answers) - 1)])
@@ -114,7 +114,7 @@ class _Streaming(_Scripted):
 
     def generate_seeded(self, conversations, params, seeds, stop_when=None):  # type: ignore[no-untyped-def]
         out = []
-        for i, whole in enumerate(self.generate(conversations, params)):
+        for i, whole in enumerate(super().generate_seeded(conversations, params, seeds)):
             text = whole
             if stop_when is not None:
                 lines = whole.splitlines(keepends=True)

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from ecoagent.config import get_profile
-from ecoagent.llm.base import Conversation, LLMClient, SamplingParams
+from ecoagent.llm.base import Conversation, LLMClient
 from generators.equivalents import EquivalenceRule
 from generators.generate import GenerationConfig
 from generators.pipeline import run, tool_space
@@ -115,7 +115,7 @@ class ListRecorder(LLMClient):
     def info(self) -> dict[str, Any]:
         return {"backend": "test", "model_id": self.model_id}
 
-    def generate(self, conversations: list[Conversation], params: SamplingParams) -> list[str]:
+    def generate_seeded(self, conversations, params, seeds, stop_when=None):  # type: ignore[no-untyped-def]
         out = []
         for conv in conversations:
             self.prompts.append(conv[-1]["content"])

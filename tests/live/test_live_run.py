@@ -39,16 +39,23 @@ def _check(out: Path, steps: int) -> dict:
 
 
 def test_short_live_run(tmp_path: Path) -> None:
-    from live.report import include_if_present
-    from rated.evaluation.pipeline import _live_section
+    from rated.evaluation.live_report import include_if_present, with_live_section
 
+    # a build's report, with a live section of an earlier run: the run replaces that section, once
+    (tmp_path / "eval").mkdir()
+    stale = "# EcoAgent evaluation report\n\n## Table 2\n\nrows\n\n## Live runtime (real MCP servers, `ecoagent live`)\n\nold\n"
+    (tmp_path / "eval" / "report.md").write_text(stale)
     run_live(tmp_path, LiveConfig(steps=60, n_bootstrap=200))
     result = _check(tmp_path, 60)
     assert {s["name"]: s["processes_started"] for s in result["servers"]}["memory"] == 2  # restarted once
     # the hook eval/report.md and the dataset card use
     assert include_if_present(tmp_path).startswith("## Live runtime")
-    assert "Post-Fail SR" in _live_section(tmp_path)
+    report = (tmp_path / "eval" / "report.md").read_text()
+    assert report.startswith("# EcoAgent evaluation report\n\n## Table 2\n\nrows\n\n## Live runtime")
+    assert report.count("## Live runtime") == 1 and "\nold\n" not in report and "Post-Fail SR" in report
+    assert with_live_section(report, tmp_path) == report  # the evaluation appends the same text
     assert include_if_present(tmp_path / "nowhere") == ""
+    assert with_live_section("# r\n\nrows\n", tmp_path / "nowhere") == "# r\n\nrows\n"
 
 
 @pytest.mark.slow

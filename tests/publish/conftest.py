@@ -274,6 +274,6 @@ def small_out(tools_source: Path, mirror: Path, tmp_path_factory: pytest.TempPat
 def published(small_out: Path) -> dict:
     """``publish.run`` on ``small_out`` once per session (no upload)."""
     from ecoagent.config import get_profile
-    from ecoagent.publish.pipeline import run
+    from publish.pipeline import run
 
     return run(small_out, get_profile("embedded"))

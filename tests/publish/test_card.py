@@ -10,7 +10,7 @@ import yaml
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from ecoagent.artifacts import ArtifactDir
-from ecoagent.publish.card import _threshold_limitation, size_category
+from publish.card import _threshold_limitation, size_category
 
 
 def _card(out: Path) -> tuple[str, dict]:
@@ -124,7 +124,7 @@ def test_limitations_say_how_far_reals_size_rests_on_the_threshold() -> None:
 
 
 def test_limitations_say_how_much_of_the_yield_is_tool_names() -> None:
-    from ecoagent.publish.card import _naming_limitation
+    from publish.card import _naming_limitation
 
     minilm = "sentence-transformers/all-MiniLM-L6-v2"
     syn = {

@@ -11,8 +11,8 @@ import pytest
 
 from ecoagent.artifacts import ArtifactDir, write_parquet
 from ecoagent.config import get_profile
-from ecoagent.publish.configs import build_configs
-from ecoagent.publish.pipeline import run
+from publish.configs import build_configs
+from publish.pipeline import run
 
 
 def _expected(out: Path) -> dict[str, dict[str, int]]:

@@ -17,8 +17,8 @@ from huggingface_hub import constants, hf_hub_download
 
 from ecoagent.cli import main
 from ecoagent.config import get_profile
-from ecoagent.publish import hub
-from ecoagent.publish.pipeline import run
+from publish import hub
+from publish.pipeline import run
 
 from .hub_server import HubServer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ecoagent.config import get_profile
 from ecoagent.models import file_sha256
-from ecoagent.publish.pipeline import run
+from publish.pipeline import run
 
 
 def test_publish_twice_gives_identical_manifest(published: dict, small_out: Path, tmp_path: Path) -> None:

@@ -27,8 +27,8 @@ class Counting(LLMClient):
     def info(self):
         return self.inner.info()
 
-    def generate(self, conversations, params):
-        return self.inner.generate(conversations, params)
+    def generate_seeded(self, conversations, params, seeds, stop_when=None):
+        return self.inner.generate_seeded(conversations, params, seeds, stop_when)
 
     def yes_probability(self, conversations):
         self.scored += len(conversations)

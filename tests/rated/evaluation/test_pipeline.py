@@ -314,7 +314,7 @@ def test_bad_plugin_specs_fail_clearly() -> None:
 def test_the_published_configs_have_the_beir_layout(tiny_out: Path) -> None:
     """What an MTEB retrieval task reads: corpus (_id, title, text), queries (_id, text) and qrels
     (query-id, corpus-id, score) whose ids all resolve."""
-    from ecoagent.publish.configs import build_configs
+    from publish.configs import build_configs
 
     configs, _ = build_configs(ArtifactDir(tiny_out))
     corpus = pl.concat(list(configs["corpus"].splits.values()))

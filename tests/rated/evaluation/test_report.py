@@ -31,3 +31,38 @@ def test_simulation_table_has_each_method_and_the_oracle() -> None:
     scenarios = {"rho=20%": {"aggregate": aggregate(_runs()), "methods": ["A"]}}
     table = simulation_table(scenarios, ["rho=20%"])
     assert "| A " in table and "Oracle (ceiling)" in table and "0.900 ± 0.000" in table
+
+
+def test_the_cards_table_2_gives_each_methods_means_under_each_rhos_sample() -> None:
+    from rated.evaluation.report import simulation_summary
+
+    def scenario(kind: str, sr: float, failed: int) -> dict:
+        agg = aggregate(_runs())
+        agg["A"]["post_fail_sr"]["mean"] = sr
+        return {"scenario": {"kind": kind}, "methods": ["A"], "aggregate": agg, "failed_tools": [failed]}
+
+    block = {
+        "pool_size": 150,
+        "n_true_tools": 40,
+        "scenarios": {
+            "rho=20%": scenario("permanent", 0.25, 12),
+            "rho=30%": scenario("permanent", 0.125, 21),
+            "flaky": scenario("flaky", 0.9, 5),  # past the paper: left to eval/report.md
+        },
+    }
+    text = simulation_summary(
+        {"config": {"seeds": [0, 1, 2], "simulation": {"steps": 500}}, "simulation": {"syn": block}}
+    )
+    assert text.startswith("## Reliability under simulated failures (Table 2)")
+    assert "500 steps, means over 3 seeds" in text and "### syn test stream" in text
+    # 12 failed tools is under the floor of 20: that rho's sample line says smoke test, 21 does not
+    lines = [line for line in text.splitlines() if line.startswith("- rho=")]
+    assert lines[0].startswith("- rho=20%: **SMOKE TEST**") and "150 distinct test queries" in lines[0]
+    assert (
+        lines[1]
+        == "- rho=30%: **Sample: 150 distinct test queries, 40 distinct true tools, 21 failed tools.**"
+    )
+    row = next(line for line in text.splitlines() if line.startswith("| A "))
+    assert [c.strip() for c in row.strip("|").split("|")] == ["A", "0.250", "0.100", "0.125", "0.100"]
+    assert "flaky" not in text
+    assert simulation_summary({"simulation": {}}) == ""

@@ -13,8 +13,8 @@ from typing import Any
 
 import polars as pl
 
-from ecoagent.publish.citation import VERSION, bibtex, dataset_url
-from ecoagent.publish.configs import N8N_LICENSE_LINK, Config
+from publish.citation import VERSION, bibtex, dataset_url
+from publish.configs import N8N_LICENSE_LINK, Config
 
 __all__ = ["CONTEXT", "croissant"]
 

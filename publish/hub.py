@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ecoagent.publish.manifest import MANIFEST, dataset_files
+from publish.manifest import MANIFEST, dataset_files
 
 __all__ = ["DEFAULT_ENDPOINT", "UploadError", "plan_upload", "upload"]
 

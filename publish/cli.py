@@ -23,8 +23,8 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from ecoagent.config import get_profile
-    from ecoagent.publish.hub import UploadError
-    from ecoagent.publish.pipeline import run
+    from publish.hub import UploadError
+    from publish.pipeline import run
 
     profile = get_profile(args.profile)
     if args.seed is not None:

@@ -9,7 +9,7 @@ import pytest
 
 from ecoagent.config import MINILM
 from ecoagent.embeddings import CACHE_FILE, EmbeddingCache, static_encoder_key
-from rated.evaluation.retrievers import BM25Retriever, DenseRetriever, TfidfRetriever
+from ecoagent.retrievers import BM25Retriever, DenseRetriever, TfidfRetriever
 
 DOCS = ["Gmail: send and read email", "PDF Reader: extract text from pdf files", "Weather: city forecast"]
 QUERIES = ["send an email to Bob", "extract the text of a pdf", "forecast for my city"]

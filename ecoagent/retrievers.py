@@ -1,4 +1,4 @@
-"""The offline baseline retrievers of Table 1: TF-IDF, BM25 and pretrained (not fine-tuned) dense encoders.
+"""Baseline retrievers: TF-IDF, BM25 and pretrained (not fine-tuned) dense encoders (Table 1; Real's recall).
 
 Each scores every tool for every query at once ([n_queries, n_tools]); the same matrix gives the offline
 rankings and, through ``CandidateLists.from_scores``, the static policies of the simulation. Tools are

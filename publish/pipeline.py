@@ -14,13 +14,13 @@ from typing import Any
 from ecoagent.artifacts import ArtifactDir, fingerprint, write_json, write_parquet
 from ecoagent.config import Profile
 from ecoagent.models import file_sha256
-from ecoagent.publish.card import STATS_DIR, SUMMARY, card_metadata, public_stats, render_card
-from ecoagent.publish.citation import date_published
-from ecoagent.publish.configs import build_configs
-from ecoagent.publish.croissant import croissant
-from ecoagent.publish.hub import plan_upload, upload
-from ecoagent.publish.manifest import MANIFEST, build_manifest
 from ecoagent.summary import print_table
+from publish.card import STATS_DIR, SUMMARY, card_metadata, public_stats, render_card
+from publish.citation import date_published
+from publish.configs import build_configs
+from publish.croissant import croissant
+from publish.hub import plan_upload, upload
+from publish.manifest import MANIFEST, build_manifest
 
 __all__ = ["run"]
 

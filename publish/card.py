@@ -19,9 +19,9 @@ import yaml
 
 from ecoagent.artifacts import ArtifactDir
 from ecoagent.config import HUB_REPO_ID
-from ecoagent.publish.citation import VERSION, bibtex, dataset_url, date_published
-from ecoagent.publish.configs import CONFIG_ORDER, N8N_LICENSE_LINK, N8N_LICENSE_NAME, Config
 from ecoagent.summary import format_table
+from publish.citation import VERSION, bibtex, dataset_url, date_published
+from publish.configs import CONFIG_ORDER, N8N_LICENSE_LINK, N8N_LICENSE_NAME, Config
 
 __all__ = ["STATS_DIR", "SUMMARY", "card_metadata", "public_stats", "render_card", "size_category"]
 
@@ -336,12 +336,21 @@ def _model_rows(name: str, frame: pl.DataFrame) -> list[tuple[str, str, int]]:
     return rows
 
 
+def _simulation_section(art: ArtifactDir) -> list[str]:
+    """Table 2 in brief (``rated.evaluation.report.simulation_summary``) when the evaluation ran."""
+    path = art.root / "eval" / "report.json"
+    if not path.exists():
+        return []
+    from rated.evaluation.report import simulation_summary
+
+    text = simulation_summary(json.loads(path.read_text()))
+    return [text] if text else []
+
+
 def _live_section(art: ArtifactDir) -> list[str]:
     """The live runtime's section (``ecoagent live``, docs/live.md) when DIR/eval/live.json is there."""
-    try:
-        from live.report import include_if_present
-    except ImportError:
-        return []
+    from rated.evaluation.live_report import include_if_present
+
     text = include_if_present(art.root)
     return [text] if text else []
 
@@ -518,6 +527,7 @@ def render_card(
     else:
         out.append("_not present in this build_\n")
 
+    out.extend(_simulation_section(art))
     out.extend(_live_section(art))
     out.append("## Uses\n")
     out.append(

@@ -162,6 +162,9 @@ def write_report(result: dict[str, Any], path: Path) -> None:
     path.write_text("# Live runtime: RATED over real MCP servers\n\n" + section(result))
 
 
+LIVE_HEADING = "Live runtime (real MCP servers, `ecoagent live`)"
+
+
 def include_if_present(out: Path, level: int = 2) -> str:
     """The live section for ``eval/report.md`` or the dataset card, or "" when no live run wrote live.json."""
     path = Path(out) / "eval" / "live.json"
@@ -172,4 +175,22 @@ def include_if_present(out: Path, level: int = 2) -> str:
     except (OSError, ValueError):
         return ""
     h = "#" * level
-    return f"{h} Live runtime (real MCP servers, `ecoagent live`)\n\n" + section(result, level + 1)
+    return f"{h} {LIVE_HEADING}\n\n" + section(result, level + 1)
+
+
+def with_live_section(report_md: str, out: Path) -> str:
+    """``eval/report.md``'s text with its live section replaced by the current one (``include_if_present``):
+    the evaluation appends it, and a later ``ecoagent live`` refreshes it without rerunning the
+    evaluation. The section is always the report's last."""
+    head = report_md.split(f"\n## {LIVE_HEADING}\n", 1)[0]
+    text = include_if_present(out)
+    return head + ("\n" + text if text else "")
+
+
+def refresh_report(out: Path) -> bool:
+    """Rewrite ``OUT/eval/report.md``'s live section in place; False when there is no report yet."""
+    path = Path(out) / "eval" / "report.md"
+    if not path.exists():
+        return False
+    path.write_text(with_live_section(path.read_text(), out))
+    return True
