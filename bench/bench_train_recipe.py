@@ -143,10 +143,11 @@ def cv_pairs(positives: pl.DataFrame) -> pl.DataFrame:
 
 
 def tool_folds(cv: pl.DataFrame, folds: int, seed: int = 0) -> list[list[str]]:
-    """The tools of ``cv`` (``cv_pairs``), shuffled with ``seed`` and dealt into ``folds`` groups."""
+    """The tools of ``cv`` (``cv_pairs``, or any frame with a ``tool_id`` column), shuffled with ``seed``
+    and dealt into ``folds`` groups."""
     tools = sorted(set(cv["tool_id"].to_list()))
     if folds < 2 or folds > len(tools):
-        raise SystemExit(f"--folds {folds}: need 2 to {len(tools)} (the tools outside the test split)")
+        raise SystemExit(f"--folds {folds}: need 2 to {len(tools)} (the tools dealt into folds)")
     order = np.random.default_rng(seed).permutation(len(tools))
     return [sorted(tools[i] for i in order[k::folds]) for k in range(folds)]
 

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from bench_train_recipe import clustered_ci, clusters_of
+from bench_train_recipe import clustered_ci, clusters_of, tool_folds
+from datasets import Dataset
 
 from ecoagent.artifacts import ArtifactDir
 from ecoagent.config import get_profile
@@ -51,15 +52,6 @@ from rated.train import (
 )
 
 SETS = {"unseen": "syn_tool_split_test", "unseen, not naming": "syn_tool_split_test_not_naming_tool"}
-
-
-def tool_groups(positives: pl.DataFrame, folds: int, seed: int) -> list[list[str]]:
-    """Syn's tools, shuffled with ``seed`` and dealt into ``folds`` groups."""
-    tools = sorted(set(positives["tool_id"].to_list()))
-    if not 2 <= folds <= len(tools):
-        raise SystemExit(f"--folds {folds}: need 2 to {len(tools)} (Syn's tools)")
-    order = np.random.default_rng(seed).permutation(len(tools))
-    return [sorted(tools[i] for i in order[k::folds]) for k in range(folds)]
 
 
 def fold_split(positives: pl.DataFrame, group: list[str]) -> pl.DataFrame:
@@ -115,15 +107,13 @@ def main() -> None:
     pooled: dict[str, dict[str, list[np.ndarray]]] = {s: {"ft": [], "bb": [], "units": []} for s in SETS}
     rows = []
     started = time.perf_counter()
-    for k, group in enumerate(tool_groups(positives, args.folds, args.fold_seed)):
+    for k, group in enumerate(tool_folds(positives, args.folds, args.fold_seed)):
         split = fold_split(positives, group)
         pairs, selection = training_selection(tools, split, negatives, config, mcp, equivalents)
         triples = triples_from_pairs(tools, pairs, config.hard_negatives)
         work = Path(tempfile.mkdtemp(prefix="unseen-tools-"))
         t0 = time.perf_counter()
         try:
-            from datasets import Dataset
-
             model, record = fine_tune(Dataset.from_polars(triples), None, config, work, backbone)
         finally:
             shutil.rmtree(work, ignore_errors=True)

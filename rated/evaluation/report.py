@@ -233,6 +233,20 @@ def pool_line(queries: int, true_tools: int, failed: Sequence[int] | None = None
     return text
 
 
+def permanent_scenarios(scenarios: dict[str, dict[str, Any]]) -> list[str]:
+    """The names of the paper's scenarios (permanent outages at each ρ), in report order."""
+    return [n for n in scenarios if scenarios[n]["scenario"]["kind"] == "permanent"]
+
+
+def stream_pool_line(block: dict[str, Any], scenario: dict[str, Any]) -> str:
+    """``pool_line`` of one simulated stream's scenario: its test queries, true tools and failed tools."""
+    return pool_line(
+        block["pool_size"],
+        block.get("n_true_tools_pool", block["n_true_tools"]),
+        scenario.get("failed_tools"),
+    )
+
+
 def simulation_summary(report: dict[str, Any], level: int = 2) -> str:
     """Table 2 in brief, for the dataset card: per test stream, each method's Post-Fail SR and FSR at
     every permanent-outage ρ (means over seeds), under the sample line of each ρ. ``eval/report.md`` has
@@ -241,17 +255,11 @@ def simulation_summary(report: dict[str, Any], level: int = 2) -> str:
     parts: list[str] = []
     for dataset, block in report.get("simulation", {}).items():
         scen = block["scenarios"]
-        paper = [n for n in scen if scen[n]["scenario"]["kind"] == "permanent"]
+        paper = permanent_scenarios(scen)
         if not paper:
             continue
         parts += [f"{h}# {dataset} test stream", ""]
-        for n in paper:
-            sample = pool_line(
-                block["pool_size"],
-                block.get("n_true_tools_pool", block["n_true_tools"]),
-                scen[n].get("failed_tools"),
-            )
-            parts += [f"- {n}: {sample}"]
+        parts += [f"- {n}: {stream_pool_line(block, scen[n])}" for n in paper]
         methods = scen[paper[0]]["methods"]
         headers = ["Method"] + [f"{col} {n}" for n in paper for col in ("Post-Fail SR", "FSR")]
         body = []
@@ -550,8 +558,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     sim = report.get("simulation", {})
     for dataset, block in sim.items():
         scen = block["scenarios"]
-        paper = [n for n in scen if scen[n]["scenario"]["kind"] == "permanent"]
-        extended = [n for n in scen if scen[n]["scenario"]["kind"] != "permanent"]
+        paper = permanent_scenarios(scen)
+        extended = [n for n in scen if n not in paper]
         parts += [f"## Table 2: dynamic simulation, {dataset} test stream", ""]
         if dataset == "syn" and not block.get("equivalents_gained"):
             parts += [
@@ -565,11 +573,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             parts += [
                 f"### {n}",
                 "",
-                pool_line(
-                    block["pool_size"],
-                    block.get("n_true_tools_pool", block["n_true_tools"]),
-                    sc.get("failed_tools"),
-                ),
+                stream_pool_line(block, sc),
                 "",
                 f"{block['steps']:,} steps sampled with replacement from the {block['pool_size']} "
                 f"{block.get('eval_split', 'test')} queries; N = {block['n_true_tools']} tools are true tools in "
