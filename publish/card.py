@@ -337,13 +337,14 @@ def _model_rows(name: str, frame: pl.DataFrame) -> list[tuple[str, str, int]]:
 
 
 def _simulation_section(art: ArtifactDir) -> list[str]:
-    """Table 2 in brief (``rated.evaluation.report.simulation_summary``) when the evaluation ran."""
-    path = art.root / "eval" / "report.json"
-    if not path.exists():
+    """Table 2 in brief (``rated.evaluation.report.simulation_summary``) when the evaluation ran; an
+    unreadable report counts as absent, as every stage report of the card does (``_load_json``)."""
+    report = _load_json(art.root / "eval" / "report.json")
+    if report is None:
         return []
     from rated.evaluation.report import simulation_summary
 
-    text = simulation_summary(json.loads(path.read_text()))
+    text = simulation_summary(report)
     return [text] if text else []
 
 
