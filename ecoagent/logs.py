@@ -122,4 +122,7 @@ def prints_follow_redirects() -> None:
             patched(*args, sep=sep, end=end, file=file, flush=flush)
 
     follow.follows_redirects = True  # type: ignore[attr-defined]
+    # it stands in for print, so code that finds a function by its module and name (numba registers
+    # print when first imported, pickle by reference) must find it as builtins.print, which it now is
+    follow.__module__, follow.__name__, follow.__qualname__ = "builtins", "print", "print"
     builtins.print = follow

@@ -67,3 +67,14 @@ def test_nothing_to_wrap_without_a_patch(monkeypatch: pytest.MonkeyPatch) -> Non
     own = builtins.print
     prints_follow_redirects()
     assert builtins.print is own
+
+
+def test_the_wrapper_is_found_as_builtins_print(logged: list[str]) -> None:
+    # numba, first imported under the patch, registers print by checking getattr(its module, its name)
+    # is print; the build's Real stage failed there when bm25s first imported numba
+    import pickle
+
+    prints_follow_redirects()
+    wrapper = builtins.print
+    assert getattr(sys.modules[wrapper.__module__], wrapper.__name__) is wrapper
+    assert pickle.loads(pickle.dumps(wrapper)) is wrapper
